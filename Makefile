@@ -1,0 +1,68 @@
+# StarAgent: run and watch coding-agent CLIs in tmux across machines from one browser tab.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.ONESHELL:
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := help
+MAKEFLAGS += --warn-undefined-variables --no-builtin-rules
+
+BIN := node_modules/.bin
+HOST ?= 127.0.0.1
+PORT ?= 8080
+
+.PHONY: help
+help: ## Show the targets
+	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+node_modules/.installed: package-lock.json package.json services/package.json web/package.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+.PHONY: install
+install: node_modules/.installed system-deps ## Install npm packages and the system tools (tmux) the tests need
+
+.PHONY: system-deps
+system-deps: ## Install tmux from Debian when it is missing (needs root; otherwise says how)
+	@if ! command -v tmux >/dev/null; then
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux
+		else
+			echo "tmux is missing: install it (Debian/Ubuntu: sudo apt-get install -y tmux)" >&2; exit 1
+		fi
+	fi
+
+.PHONY: generate
+generate: node_modules/.installed ## Regenerate gen/ from proto/ (buf generate)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/buf generate
+
+.PHONY: build
+build: node_modules/.installed ## Type-check the services (they run from source through tsx)
+	$(BIN)/tsc -p tsconfig.json
+
+.PHONY: lint
+lint: node_modules/.installed ## Biome, buf lint, buf breaking against main, stale gen/ check, tsc
+	$(BIN)/biome check .
+	$(BIN)/buf lint
+	if git rev-parse --verify --quiet main >/dev/null && git cat-file -e main:proto/staragent 2>/dev/null; then
+		$(BIN)/buf breaking --against '.git#branch=main'
+	fi
+	rm -rf .tmp/gen-check && mkdir -p .tmp/gen-check
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/buf generate -o .tmp/gen-check
+	diff -r .tmp/gen-check/gen gen || { echo "gen/ is stale: run 'make generate' and commit it" >&2; exit 1; }
+	$(BIN)/tsc -p tsconfig.json
+
+.PHONY: test
+test: install lint ## Lint, then every test (unit and integration against real tmux and servers)
+	$(BIN)/vitest run
+
+.PHONY: bench
+bench: install ## Run the benchmarks and print the figures recorded in docs/benchmarks.md
+	node --import tsx bench/run.ts
+
+.PHONY: run
+run: install build ## Start the Hub on $(HOST):$(PORT) and print how to log in
+	node services/cli/bin/staragent.js hub --host $(HOST) --port $(PORT)
+
+.PHONY: clean
+clean: ## Remove build output and scratch files (never user state in ~/.staragent)
+	rm -rf .tmp web/dist coverage

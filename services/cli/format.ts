@@ -1,0 +1,49 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import {
+  Cli,
+  type Session,
+  SessionOrigin,
+  SessionStatus,
+  SessionType,
+  StatusReason,
+} from "../../gen/staragent/v1/session_pb.js";
+
+/** Lower-case name of an enum value without its prefix (`SessionStatus.WORKING` → `working`). */
+export function enumWord<E extends Record<number, string>>(e: E, value: number): string {
+  return (e[value] ?? "unspecified").toLowerCase().replace(/_/g, "-");
+}
+
+/** One line per session, aligned in columns, for `staragent ls`. */
+export function sessionTable(sessions: readonly Session[]): string {
+  const rows = [
+    ["SESSION", "STATUS", "REASON", "CLI", "TYPE", "ORIGIN", "ACTIVE", "CWD"],
+    ...sessions.map((s) => [
+      s.node === "local" ? s.tmuxSession : `${s.node}/${s.tmuxSession}`,
+      enumWord(SessionStatus, s.status) + (s.nodeUnreachable ? "?" : ""),
+      enumWord(StatusReason, s.statusReason),
+      enumWord(Cli, s.cli),
+      enumWord(SessionType, s.type),
+      enumWord(SessionOrigin, s.origin),
+      s.lastActivityTime ? ago(timestampDate(s.lastActivityTime)) : "",
+      s.cwd,
+    ]),
+  ];
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
+}
+
+/** A short "how long ago" for a time. */
+export function ago(date: Date, now = Date.now()): string {
+  const s = Math.max(0, Math.round((now - date.getTime()) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86400)}d ago`;
+}

@@ -1,0 +1,73 @@
+/**
+ * A single-consumer queue that an async generator can drain: producers `push`, the consumer awaits
+ * `next`. Used to turn callbacks (watch fan-out, pty output) into streaming RPC responses. `close`
+ * ends the stream after what is queued; `fail` ends it with an error.
+ */
+export class AsyncQueue<T> implements AsyncIterable<T> {
+  private readonly items: T[] = [];
+  private waiter: (() => void) | undefined;
+  private closed = false;
+  private error: unknown;
+
+  /** Items waiting to be consumed. */
+  get size(): number {
+    return this.items.length;
+  }
+
+  push(item: T): void {
+    if (this.closed) return;
+    this.items.push(item);
+    this.wake();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.wake();
+  }
+
+  fail(error: unknown): void {
+    this.error = error;
+    this.close();
+  }
+
+  /** Removes and returns everything queued (for coalescing). */
+  drain(): T[] {
+    return this.items.splice(0, this.items.length);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<T> {
+    for (;;) {
+      if (this.items.length > 0) {
+        yield this.items.shift() as T;
+        continue;
+      }
+      if (this.closed) {
+        if (this.error !== undefined) throw this.error;
+        return;
+      }
+      await new Promise<void>((resolve) => {
+        this.waiter = resolve;
+      });
+    }
+  }
+
+  private wake(): void {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.();
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}

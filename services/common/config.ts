@@ -1,0 +1,38 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+/** Settings both servers and the CLI take from the environment (read only in composition roots). */
+export interface EnvironmentConfig {
+  /** `$STARAGENT_HOME`, default `~/.staragent`: the `.staragent/` state folder. */
+  readonly home: string;
+  /** `$STARAGENT_TMUX_SOCKET`: a tmux `-L` socket name; undefined means tmux's default server. */
+  readonly tmuxSocket: string | undefined;
+  /** `$STARAGENT_AUTH_TOKEN`: the Hub's user token, when set instead of the generated file. */
+  readonly authToken: string | undefined;
+  /** `$STARAGENT_NODE_TOKEN`: the node token, when set instead of the generated file. */
+  readonly nodeToken: string | undefined;
+  /** `$STARAGENT_LOG_LEVEL`. */
+  readonly logLevel: string | undefined;
+  /** `$STARAGENT_URL`: the Hub the CLI talks to, default `http://127.0.0.1:8080`. */
+  readonly hubUrl: string;
+}
+
+/** Default Hub port. */
+export const DEFAULT_HUB_PORT = 8080;
+/** Default Node port. */
+export const DEFAULT_NODE_PORT = 8081;
+/** Default bind address: loopback only; any other address is an explicit choice. */
+export const DEFAULT_HOST = "127.0.0.1";
+
+/** Reads the StarAgent variables from `env`. */
+export function readEnvironment(env: NodeJS.ProcessEnv): EnvironmentConfig {
+  const nonEmpty = (v: string | undefined) => (v === undefined || v === "" ? undefined : v);
+  return {
+    home: nonEmpty(env.STARAGENT_HOME) ?? join(env.HOME ?? homedir(), ".staragent"),
+    tmuxSocket: nonEmpty(env.STARAGENT_TMUX_SOCKET),
+    authToken: nonEmpty(env.STARAGENT_AUTH_TOKEN),
+    nodeToken: nonEmpty(env.STARAGENT_NODE_TOKEN),
+    logLevel: nonEmpty(env.STARAGENT_LOG_LEVEL),
+    hubUrl: nonEmpty(env.STARAGENT_URL) ?? `http://${DEFAULT_HOST}:${DEFAULT_HUB_PORT}`,
+  };
+}

@@ -1,0 +1,23 @@
+import { create, createFileRegistry, type DescFile, type FileRegistry } from "@bufbuild/protobuf";
+import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
+import { file_staragent_v1_node_service } from "../../gen/staragent/v1/node_service_pb.js";
+import { file_staragent_v1_session_service } from "../../gen/staragent/v1/session_service_pb.js";
+import { file_staragent_v1_terminal_stream } from "../../gen/staragent/v1/terminal_stream_pb.js";
+
+/** Every published StarAgent file descriptor and its dependencies, for gRPC reflection. */
+export function staragentRegistry(): FileRegistry {
+  const ordered = new Map<string, DescFile>();
+  const visit = (file: DescFile) => {
+    if (ordered.has(file.name)) return;
+    for (const dep of file.dependencies) visit(dep);
+    ordered.set(file.name, file);
+  };
+  for (const file of [
+    file_staragent_v1_session_service,
+    file_staragent_v1_terminal_stream,
+    file_staragent_v1_node_service,
+  ]) {
+    visit(file);
+  }
+  return createFileRegistry(create(FileDescriptorSetSchema, { file: [...ordered.values()].map((f) => f.proto) }));
+}

@@ -1,0 +1,101 @@
+import type { DescService, FileRegistry } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
+import { type ConnectNodeAdapterOptions, connectNodeAdapter } from "@connectrpc/connect-node";
+import { type AuthPolicy, createAuthInterceptor, FailureLimiter } from "./auth.js";
+import { cookieHeaderKey, hostKey, originKey, peerAddressKey } from "./context-keys.js";
+import { createErrorInterceptor } from "./errors.js";
+import { registerHealth } from "./health.js";
+import { listenOnePort, type OnePortServer } from "./listener.js";
+import type { Logger } from "./log.js";
+import { registerReflection } from "./reflection.js";
+
+/** Largest request message accepted: bounds memory per call; inputs have tighter limits of their own. */
+const READ_MAX_BYTES = 4 * 1024 * 1024;
+
+/** A handler for requests that are not RPCs (static files, the login page). */
+export type FallbackHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>;
+
+/** Everything a StarAgent server (Hub or Node) is made of. */
+export interface ServerOptions {
+  readonly host: string;
+  readonly port: number;
+  /** Registers the server's own services. */
+  readonly routes: (router: ConnectRouter) => void;
+  /** The services `routes` registers, for reflection and health. */
+  readonly services: DescService[];
+  /** Descriptors of every file the services use, for reflection. */
+  readonly registry: FileRegistry;
+  readonly auth: AuthPolicy;
+  readonly log: Logger;
+  /** Serves non-RPC paths; 404 when absent. */
+  readonly fallback?: FallbackHandler;
+  /** Limits failed authentication; pass the login page's limiter to share one budget. */
+  readonly limiter?: FailureLimiter;
+  /** Extra interceptors run after authentication. */
+  readonly interceptors?: Interceptor[];
+}
+
+/** A running server. */
+export interface RunningServer {
+  readonly url: string;
+  readonly port: number;
+  /** Aborted when the server begins to stop; streaming handlers end on it. */
+  readonly shutdownSignal: AbortSignal;
+  /** Ends streams, closes connections and resolves once the port is free. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a server on one port serving Connect, gRPC and gRPC-Web over HTTP/1.1 and HTTP/2 cleartext,
+ * with authentication on every call but health, gRPC reflection and health, and error logging.
+ */
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const shutdown = new AbortController();
+  const limiter = options.limiter ?? new FailureLimiter();
+  const handler = connectNodeAdapter({
+    routes: (router) => {
+      options.routes(router);
+      registerReflection(router, options.registry, options.services);
+      registerHealth(
+        router,
+        options.services.map((s) => s.typeName),
+      );
+    },
+    interceptors: [
+      createErrorInterceptor(options.log),
+      createAuthInterceptor(options.auth, limiter, options.log),
+      ...(options.interceptors ?? []),
+    ],
+    shutdownSignal: shutdown.signal,
+    readMaxBytes: READ_MAX_BYTES,
+    contextValues: (req) => {
+      const values = createContextValues();
+      values.set(peerAddressKey, req.socket?.remoteAddress ?? "unknown");
+      values.set(cookieHeaderKey, headerValue(req.headers.cookie));
+      values.set(originKey, headerValue(req.headers.origin));
+      values.set(hostKey, headerValue(req.headers.host ?? req.headers[":authority"]));
+      return values;
+    },
+    fallback:
+      options.fallback ??
+      ((_req, res) => {
+        res.writeHead(404, { "content-type": "text/plain; charset=utf-8" });
+        res.end("not found\n");
+      }),
+  });
+  const listener: OnePortServer = await listenOnePort(handler, options.host, options.port);
+  options.log.info("listening", { url: listener.url });
+  return {
+    url: listener.url,
+    port: listener.port,
+    shutdownSignal: shutdown.signal,
+    close: async () => {
+      if (!shutdown.signal.aborted) shutdown.abort(new ConnectError("server stopping", Code.Unavailable));
+      await listener.close();
+    },
+  };
+}
+
+function headerValue(value: string | string[] | undefined): string {
+  return Array.isArray(value) ? value.join("; ") : (value ?? "");
+}

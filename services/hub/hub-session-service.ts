@@ -1,0 +1,309 @@
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { type Session, SessionSchema } from "../../gen/staragent/v1/session_pb.js";
+import {
+  type AdoptSessionRequest,
+  type CreateSessionRequest,
+  type GetChatRequest,
+  type GetSessionRequest,
+  type ListAdoptableSessionsRequest,
+  type ListSessionsRequest,
+  type MarkSessionSeenRequest,
+  type SendChatMessageRequest,
+  type SessionService,
+  type StopSessionRequest,
+  WatchEventType,
+  type WatchSessionsRequest,
+  type WatchSessionsResponse,
+  WatchSessionsResponseSchema,
+} from "../../gen/staragent/v1/session_service_pb.js";
+import { AsyncQueue, sleep } from "../common/async-queue.js";
+import type { Logger } from "../common/log.js";
+import { MAX_PAGE_SIZE, paginate, parseParent, parseSessionName } from "../node/index.js";
+import { isUnreachable, type NodeEntry, type NodeRegistry, relayError } from "./node-registry.js";
+
+/** First wait before re-watching a node whose stream broke; doubles up to the maximum. */
+const REWATCH_INITIAL_MS = 500;
+/** Longest wait between attempts to re-watch a node. */
+const REWATCH_MAX_MS = 15_000;
+
+/**
+ * The Hub's SessionService: every call goes to the node named in its resource name (the Hub's own
+ * machine in-process, remote Nodes over gRPC); `nodes/-` fans out and merges. A Node's errors reach
+ * the caller unchanged; an unreachable Node is UNAVAILABLE for single calls and listed in
+ * `unreachable` (with its last known sessions) for lists and watches.
+ */
+export class HubSessionService implements ServiceImpl<typeof SessionService> {
+  /** Last sessions seen per node, shown (marked unreachable) while a node cannot be reached. */
+  private readonly lastKnown = new Map<string, Session[]>();
+
+  constructor(
+    private readonly registry: NodeRegistry,
+    private readonly log: Logger,
+  ) {}
+
+  async listSessions(req: ListSessionsRequest, ctx: HandlerContext) {
+    const nodes = this.nodesOf(parseParent(req.parent));
+    const unreachable: string[] = [];
+    const perNode = await Promise.all(
+      nodes.map(async (node) => {
+        try {
+          const sessions = await this.allSessions(node, req.filter, ctx.signal);
+          if (req.filter === "") this.lastKnown.set(node.id, sessions);
+          return sessions;
+        } catch (err) {
+          if (node.local || !isUnreachable(err)) throw relayError(node, err);
+          unreachable.push(`nodes/${node.id}`);
+          return (this.lastKnown.get(node.id) ?? []).map((s) => create(SessionSchema, { ...s, nodeUnreachable: true }));
+        }
+      }),
+    );
+    const all = perNode.flat();
+    const { page, nextPageToken } = paginate(
+      all,
+      (s) => `${s.node}/${s.tmuxSession}`,
+      req.pageSize,
+      req.pageToken,
+      `${req.parent}|${req.filter}`,
+    );
+    return { sessions: page, nextPageToken, unreachable: unreachable.sort() };
+  }
+
+  getSession(req: GetSessionRequest, ctx: HandlerContext) {
+    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.getSession(req, { signal: ctx.signal }));
+  }
+
+  createSession(req: CreateSessionRequest, ctx: HandlerContext) {
+    const id = req.parent === "" ? "local" : parseParent(req.parent);
+    const node = this.registry.get(id);
+    return this.forward(node, (n) =>
+      n.sessions.createSession({ ...req, parent: `nodes/${n.id}` }, { signal: ctx.signal }),
+    );
+  }
+
+  stopSession(req: StopSessionRequest, ctx: HandlerContext) {
+    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.stopSession(req, { signal: ctx.signal }));
+  }
+
+  async listAdoptableSessions(req: ListAdoptableSessionsRequest, ctx: HandlerContext) {
+    const nodes = this.nodesOf(parseParent(req.parent));
+    const unreachable: string[] = [];
+    const lists = await Promise.all(
+      nodes.map(async (node) => {
+        try {
+          const res = await node.sessions.listAdoptableSessions({ parent: `nodes/${node.id}` }, { signal: ctx.signal });
+          this.registry.markResult(node.id);
+          return res.adoptableSessions;
+        } catch (err) {
+          this.registry.markResult(node.id, err);
+          if (node.local || !isUnreachable(err)) throw relayError(node, err);
+          unreachable.push(`nodes/${node.id}`);
+          return [];
+        }
+      }),
+    );
+    return { adoptableSessions: lists.flat(), unreachable: unreachable.sort() };
+  }
+
+  adoptSession(req: AdoptSessionRequest, ctx: HandlerContext) {
+    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.adoptSession(req, { signal: ctx.signal }));
+  }
+
+  markSessionSeen(req: MarkSessionSeenRequest, ctx: HandlerContext) {
+    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.markSessionSeen(req, { signal: ctx.signal }));
+  }
+
+  getChat(req: GetChatRequest, ctx: HandlerContext) {
+    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.getChat(req, { signal: ctx.signal }));
+  }
+
+  sendChatMessage(req: SendChatMessageRequest, ctx: HandlerContext) {
+    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.sendChatMessage(req, { signal: ctx.signal }));
+  }
+
+  /**
+   * Merges the watch streams of the nodes of `parent`: one SNAPSHOT once every node has answered or
+   * failed, then their changes. A node whose stream breaks is reported in `unreachable` and watched
+   * again with backoff; when it returns, its fresh snapshot is sent as changes.
+   */
+  async *watchSessions(req: WatchSessionsRequest, ctx: HandlerContext): AsyncGenerator<WatchSessionsResponse> {
+    const nodes = this.nodesOf(parseParent(req.parent));
+    const queue = new AsyncQueue<WatchSessionsResponse>();
+    const current = new Map<string, Map<string, Session>>();
+    const unreachable = new Set<string>();
+    let pendingFirst = nodes.length;
+    let snapshotSent = false;
+
+    const sendSnapshotIfReady = () => {
+      if (snapshotSent || pendingFirst > 0) return;
+      snapshotSent = true;
+      const sessions = [...current.values()].flatMap((m) => [...m.values()]);
+      sessions.sort((a, b) => `${a.node}/${a.tmuxSession}`.localeCompare(`${b.node}/${b.tmuxSession}`));
+      queue.push(
+        create(WatchSessionsResponseSchema, {
+          type: WatchEventType.SNAPSHOT,
+          sessions,
+          unreachable: [...unreachable].sort(),
+        }),
+      );
+    };
+    const setReachable = (node: NodeEntry, reachable: boolean) => {
+      const name = `nodes/${node.id}`;
+      if (reachable === !unreachable.has(name)) return;
+      if (reachable) unreachable.delete(name);
+      else unreachable.add(name);
+      if (snapshotSent) {
+        const marked = [...(current.get(node.id)?.values() ?? [])].map((s) =>
+          create(SessionSchema, { ...s, nodeUnreachable: !reachable }),
+        );
+        queue.push(
+          create(WatchSessionsResponseSchema, {
+            type: WatchEventType.UNREACHABLE_CHANGED,
+            sessions: marked,
+            unreachable: [...unreachable].sort(),
+          }),
+        );
+      }
+    };
+
+    const follow = async (node: NodeEntry) => {
+      let first = true;
+      let backoff = REWATCH_INITIAL_MS;
+      while (!ctx.signal.aborted) {
+        try {
+          for await (const event of node.sessions.watchSessions(
+            { parent: `nodes/${node.id}` },
+            { signal: ctx.signal },
+          )) {
+            this.registry.markResult(node.id);
+            backoff = REWATCH_INITIAL_MS;
+            this.apply(node, event, current, queue, snapshotSent);
+            setReachable(node, true);
+            if (first && event.type === WatchEventType.SNAPSHOT) {
+              first = false;
+              pendingFirst--;
+              sendSnapshotIfReady();
+            }
+          }
+        } catch (err) {
+          if (ctx.signal.aborted) return;
+          this.registry.markResult(node.id, err);
+          this.log.debug("watch of a node broke", {
+            node: node.id,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+        if (ctx.signal.aborted) return;
+        setReachable(node, false);
+        if (first) {
+          first = false;
+          for (const s of this.lastKnown.get(node.id) ?? []) {
+            if (!current.has(node.id)) current.set(node.id, new Map());
+            current.get(node.id)?.set(s.name, create(SessionSchema, { ...s, nodeUnreachable: true }));
+          }
+          pendingFirst--;
+          sendSnapshotIfReady();
+        }
+        await sleep(backoff, ctx.signal);
+        backoff = Math.min(backoff * 2, REWATCH_MAX_MS);
+      }
+    };
+
+    const followers = nodes.map((node) => follow(node));
+    const onAbort = () => queue.close();
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    if (nodes.length === 0) sendSnapshotIfReady();
+    try {
+      yield* queue;
+    } finally {
+      ctx.signal.removeEventListener("abort", onAbort);
+      await Promise.allSettled(followers);
+    }
+  }
+
+  /** Folds one node event into the merged view and queues what the caller should see. */
+  private apply(
+    node: NodeEntry,
+    event: WatchSessionsResponse,
+    current: Map<string, Map<string, Session>>,
+    queue: AsyncQueue<WatchSessionsResponse>,
+    snapshotSent: boolean,
+  ): void {
+    let sessions = current.get(node.id);
+    if (!sessions) {
+      sessions = new Map();
+      current.set(node.id, sessions);
+    }
+    switch (event.type) {
+      case WatchEventType.SNAPSHOT: {
+        const fresh = new Map(event.sessions.map((s) => [s.name, s]));
+        const removed = [...sessions.keys()].filter((name) => !fresh.has(name));
+        current.set(node.id, fresh);
+        this.lastKnown.set(node.id, event.sessions);
+        if (snapshotSent) {
+          if (event.sessions.length > 0)
+            queue.push(
+              create(WatchSessionsResponseSchema, { type: WatchEventType.UPSERTED, sessions: event.sessions }),
+            );
+          if (removed.length > 0)
+            queue.push(create(WatchSessionsResponseSchema, { type: WatchEventType.REMOVED, removedNames: removed }));
+        }
+        return;
+      }
+      case WatchEventType.UPSERTED:
+        for (const s of event.sessions) sessions.set(s.name, s);
+        this.lastKnown.set(node.id, [...sessions.values()]);
+        if (snapshotSent) queue.push(event);
+        return;
+      case WatchEventType.REMOVED:
+        for (const name of event.removedNames) sessions.delete(name);
+        this.lastKnown.set(node.id, [...sessions.values()]);
+        if (snapshotSent) queue.push(event);
+        return;
+      case WatchEventType.HEARTBEAT:
+        if (snapshotSent) queue.push(event);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private async allSessions(node: NodeEntry, filter: string, signal: AbortSignal): Promise<Session[]> {
+    const out: Session[] = [];
+    let pageToken = "";
+    try {
+      do {
+        const res = await node.sessions.listSessions(
+          { parent: `nodes/${node.id}`, filter, pageSize: MAX_PAGE_SIZE, pageToken },
+          { signal },
+        );
+        out.push(...res.sessions);
+        pageToken = res.nextPageToken;
+      } while (pageToken !== "");
+      this.registry.markResult(node.id);
+    } catch (err) {
+      this.registry.markResult(node.id, err);
+      throw err;
+    }
+    return out;
+  }
+
+  private async forward<T>(node: NodeEntry, call: (node: NodeEntry) => Promise<T>): Promise<T> {
+    try {
+      const result = await call(node);
+      this.registry.markResult(node.id);
+      return result;
+    } catch (err) {
+      this.registry.markResult(node.id, err);
+      throw relayError(node, err);
+    }
+  }
+
+  private nodeOfName(name: string): NodeEntry {
+    return this.registry.get(parseSessionName(name).node);
+  }
+
+  private nodesOf(parent: string): NodeEntry[] {
+    return parent === "-" ? this.registry.list() : [this.registry.get(parent)];
+  }
+}

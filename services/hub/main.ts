@@ -1,0 +1,82 @@
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { DEFAULT_HOST, DEFAULT_HUB_PORT, readEnvironment } from "../common/config.js";
+import { createLogger, parseLogLevel } from "../common/log.js";
+import { loadOrCreateToken } from "../common/tokens.js";
+import { createMachine, NODE_ID_PATTERN } from "../node/index.js";
+import { parsePort, waitForSignal } from "../node/main.js";
+import { startHubServer } from "./hub-server.js";
+
+/** The built dashboard, relative to this file (services/hub → web/dist). */
+const WEB_DIST = resolve(import.meta.dirname, "../../web/dist");
+
+/**
+ * `staragent hub`: the composition root of the Hub. Reads the environment and flags, builds the
+ * local machine backend and the node registry, serves them until SIGINT or SIGTERM.
+ */
+export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      host: { type: "string", default: DEFAULT_HOST },
+      port: { type: "string", default: String(DEFAULT_HUB_PORT) },
+      node: { type: "string", multiple: true, default: [] },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(HUB_HELP);
+    return;
+  }
+  const config = readEnvironment(env);
+  const port = parsePort(values.port);
+  const nodes = values.node.map(parseNodeFlag);
+  const log = createLogger("hub", parseLogLevel(config.logLevel));
+  const tokenFile = join(config.home, "auth_token");
+  const token = config.authToken ? { token: config.authToken, created: false } : await loadOrCreateToken(tokenFile);
+  const { machine } = createMachine({ nodeName: "local", home: config.home, tmuxSocket: config.tmuxSocket, env, log });
+  const hub = await startHubServer({
+    machine,
+    host: values.host,
+    port,
+    token: token.token,
+    home: config.home,
+    webDist: WEB_DIST,
+    log,
+    commandLineNodes: nodes,
+    nodeToken: config.nodeToken,
+  });
+  const where = config.authToken
+    ? "from STARAGENT_AUTH_TOKEN"
+    : `in ${tokenFile}${token.created ? " (generated now)" : ""}`;
+  process.stdout.write(
+    `StarAgent Hub listening on ${hub.url}\n` +
+      `Log in: ${hub.url}/login#token=${token.token}\n` +
+      `(the token is ${where}; scripts send it as 'authorization: Bearer <token>')\n`,
+  );
+  await waitForSignal();
+  log.info("stopping");
+  await machine.close();
+  await hub.close();
+}
+
+/** Parses `--node NAME=URL`. */
+function parseNodeFlag(value: string): { id: string; url: string } {
+  const eq = value.indexOf("=");
+  const id = value.slice(0, eq);
+  const url = value.slice(eq + 1);
+  if (eq <= 0 || !NODE_ID_PATTERN.test(id) || id === "local" || !/^https?:\/\/[^/]+/.test(url)) {
+    throw new Error(`--node ${value}: expected NAME=http://host:port (NAME: lowercase letters, digits, '-')`);
+  }
+  return { id, url };
+}
+
+const HUB_HELP = `Usage: staragent hub [--host 127.0.0.1] [--port 8080] [--node NAME=URL ...]
+
+Serves the StarAgent dashboard and API for this machine's tmux sessions (node
+'local') and for the Nodes named with --node (reached with $STARAGENT_NODE_TOKEN)
+or added later with 'staragent nodes add'. Every call needs the user token:
+$STARAGENT_AUTH_TOKEN, or $STARAGENT_HOME/auth_token (generated on first start,
+mode 0600). Binds to loopback unless --host says otherwise.
+`;

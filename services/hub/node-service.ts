@@ -1,0 +1,112 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import {
+  type AddNodeRequest,
+  type GetNodeRequest,
+  type ListNodesRequest,
+  type NodeService,
+  type RemoveNodeRequest,
+  WatchNodesResponseSchema,
+} from "../../gen/staragent/v1/node_service_pb.js";
+import { AsyncQueue } from "../common/async-queue.js";
+import { NODE_ID_PATTERN, paginate } from "../node/index.js";
+import type { NodeRegistry } from "./node-registry.js";
+
+/** Longest node URL accepted. */
+const MAX_URL_LENGTH = 2048;
+/** Longest node token accepted. */
+const MAX_TOKEN_LENGTH = 1024;
+/** Longest display name accepted. */
+const MAX_DISPLAY_NAME_LENGTH = 128;
+
+/** The Hub's NodeService over its node registry. */
+export class HubNodeService implements ServiceImpl<typeof NodeService> {
+  constructor(private readonly registry: NodeRegistry) {}
+
+  listNodes(req: ListNodesRequest) {
+    const nodes = this.registry.list().map((n) => this.registry.toNode(n));
+    const { page, nextPageToken } = paginate(nodes, (n) => n.name, req.pageSize, req.pageToken, "nodes");
+    return { nodes: page, nextPageToken };
+  }
+
+  getNode(req: GetNodeRequest) {
+    return { node: this.registry.toNode(this.registry.get(nodeId(req.name))) };
+  }
+
+  async addNode(req: AddNodeRequest) {
+    if (!NODE_ID_PATTERN.test(req.nodeId) || req.nodeId === "local") {
+      throw new ConnectError(
+        `node_id: ${JSON.stringify(req.nodeId.slice(0, 80))} is not valid (lowercase letters, digits and '-', starting with a letter, at most 63; 'local' is reserved)`,
+        Code.InvalidArgument,
+      );
+    }
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      throw new ConnectError(
+        `url: ${JSON.stringify(req.url.slice(0, 80))} is not a URL (http://host:port)`,
+        Code.InvalidArgument,
+      );
+    }
+    if (
+      (url.protocol !== "http:" && url.protocol !== "https:") ||
+      req.url.length > MAX_URL_LENGTH ||
+      url.username ||
+      url.password
+    ) {
+      throw new ConnectError(
+        "url: must be http:// or https:// with a host and port, without credentials",
+        Code.InvalidArgument,
+      );
+    }
+    if (req.token === "" || req.token.length > MAX_TOKEN_LENGTH) {
+      throw new ConnectError(
+        "token: the Node's node token is required (at most 1024 characters)",
+        Code.InvalidArgument,
+      );
+    }
+    if (req.displayName.length > MAX_DISPLAY_NAME_LENGTH) {
+      throw new ConnectError(`display_name: at most ${MAX_DISPLAY_NAME_LENGTH} characters`, Code.InvalidArgument);
+    }
+    const entry = await this.registry.add({
+      id: req.nodeId,
+      url: url.origin,
+      token: req.token,
+      displayName: req.displayName || req.nodeId,
+    });
+    return { node: this.registry.toNode(entry) };
+  }
+
+  async removeNode(req: RemoveNodeRequest) {
+    await this.registry.remove(nodeId(req.name));
+    return {};
+  }
+
+  async *watchNodes(_req: unknown, ctx: HandlerContext) {
+    const queue = new AsyncQueue<true>();
+    const unsubscribe = this.registry.onChange(() => queue.push(true));
+    const onAbort = () => queue.close();
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      yield create(WatchNodesResponseSchema, { nodes: this.registry.list().map((n) => this.registry.toNode(n)) });
+      for await (const _ of queue) {
+        queue.drain();
+        yield create(WatchNodesResponseSchema, { nodes: this.registry.list().map((n) => this.registry.toNode(n)) });
+      }
+    } finally {
+      unsubscribe();
+      ctx.signal.removeEventListener("abort", onAbort);
+    }
+  }
+}
+
+function nodeId(name: string): string {
+  const match = /^nodes\/([^/]+)$/.exec(name);
+  if (!match?.[1])
+    throw new ConnectError(
+      `name: ${JSON.stringify(name.slice(0, 80))} is not of the form nodes/{node}`,
+      Code.InvalidArgument,
+    );
+  return match[1];
+}

@@ -1,0 +1,264 @@
+import { createHmac } from "node:crypto";
+import { readFile, stat } from "node:fs/promises";
+import { extname, join, normalize, sep } from "node:path";
+import type { FailureLimiter } from "../common/auth.js";
+import type { Logger } from "../common/log.js";
+import type { FallbackHandler } from "../common/server.js";
+import { secretsEqual } from "../common/tokens.js";
+
+/** Name of the browser login cookie. */
+export const SESSION_COOKIE = "staragent_session";
+/** How long a browser login lasts before the login page is shown again. */
+const SESSION_LIFETIME_MS = 30 * 24 * 3600 * 1000;
+/** Largest login form accepted. */
+const MAX_LOGIN_BODY_BYTES = 4096;
+
+const CONTENT_TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".ico": "image/x-icon",
+  ".json": "application/json",
+  ".woff2": "font/woff2",
+  ".map": "application/json",
+};
+
+const SECURITY_HEADERS = {
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
+};
+
+/**
+ * Browser logins without server state: the cookie is `<issued ms>.<HMAC(token, issued)>`, so it stays
+ * valid across Hub restarts, expires after SESSION_LIFETIME_MS, and every login ends when the token
+ * is replaced.
+ */
+export class BrowserSessions {
+  constructor(private readonly token: string) {}
+
+  /** A new cookie value. */
+  issue(now = Date.now()): string {
+    return `${now}.${this.sign(now)}`;
+  }
+
+  /** The session id in a `Cookie` header when it is valid, else undefined. */
+  verify(cookieHeader: string, now = Date.now()): string | undefined {
+    const value = parseCookies(cookieHeader).get(SESSION_COOKIE);
+    if (!value) return undefined;
+    const [issuedText, mac] = value.split(".", 2);
+    const issued = Number(issuedText);
+    if (!Number.isSafeInteger(issued) || !mac || now - issued > SESSION_LIFETIME_MS || issued > now + 60_000)
+      return undefined;
+    return secretsEqual(mac, this.sign(issued)) ? value : undefined;
+  }
+
+  private sign(issued: number): string {
+    return createHmac("sha256", this.token).update(`staragent-browser-session:${issued}`).digest("base64url");
+  }
+}
+
+/** Parses a `Cookie` header. */
+export function parseCookies(header: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq > 0) out.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+/** What the web handler serves. */
+export interface WebOptions {
+  /** The built dashboard (`web/dist`); when it does not exist, a placeholder page is served. */
+  readonly distDir: string;
+  readonly token: string;
+  readonly sessions: BrowserSessions;
+  readonly limiter: FailureLimiter;
+  readonly log: Logger;
+}
+
+/**
+ * Serves everything on the Hub's port that is not an RPC: the login page (which exchanges the token
+ * for an HttpOnly, SameSite=Strict cookie), logout, and the dashboard's static files.
+ */
+export function createWebHandler(options: WebOptions): FallbackHandler {
+  return (req, res) => {
+    const send = (status: number, body: string | Buffer, headers: Record<string, string> = {}) => {
+      res.writeHead(status, { ...SECURITY_HEADERS, "cache-control": "no-store", ...headers });
+      res.end(body);
+    };
+    const url = new URL(req.url ?? "/", "http://hub");
+    const method = req.method ?? "GET";
+    void (async () => {
+      if (url.pathname === "/login" && method === "POST") return login();
+      if (url.pathname === "/login") return send(200, LOGIN_PAGE, { "content-type": "text/html; charset=utf-8" });
+      if (url.pathname === "/login.js")
+        return send(200, LOGIN_SCRIPT, { "content-type": "text/javascript; charset=utf-8" });
+      if (url.pathname === "/logout" && method === "POST") {
+        return send(303, "", {
+          location: "/login",
+          "set-cookie": `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`,
+        });
+      }
+      if (method !== "GET" && method !== "HEAD")
+        return send(405, "method not allowed\n", { "content-type": "text/plain" });
+      return serveStatic(url.pathname);
+    })().catch((err) => {
+      options.log.error("web request failed", {
+        path: url.pathname,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      if (!res.headersSent) send(500, "internal error\n", { "content-type": "text/plain" });
+    });
+
+    async function login() {
+      const peer = req.socket?.remoteAddress ?? "unknown";
+      const wait = options.limiter.retryAfterMs(peer);
+      if (wait > 0) {
+        return send(429, `Too many failed attempts; try again in ${Math.ceil(wait / 1000)} s.\n`, {
+          "content-type": "text/plain",
+        });
+      }
+      const body = await readBody(req, MAX_LOGIN_BODY_BYTES);
+      const token = body === undefined ? "" : (new URLSearchParams(body).get("token") ?? "").trim();
+      if (token === "" || !secretsEqual(token, options.token)) {
+        options.limiter.recordFailure(peer);
+        options.log.warn("browser login failed", { peer });
+        return send(303, "", { location: "/login?failed=1" });
+      }
+      const cookie = options.sessions.issue();
+      options.log.info("browser login", { peer });
+      return send(303, "", {
+        location: "/",
+        "set-cookie": `${SESSION_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_LIFETIME_MS / 1000}`,
+      });
+    }
+
+    async function serveStatic(pathname: string) {
+      const loggedIn = options.sessions.verify(headerText(req.headers.cookie)) !== undefined;
+      if (!loggedIn && (pathname === "/" || pathname === "/index.html")) return send(303, "", { location: "/login" });
+      const file = await resolveStatic(options.distDir, pathname);
+      if (!file) {
+        if (pathname === "/" || pathname === "/index.html") {
+          return send(200, PLACEHOLDER_PAGE, { "content-type": "text/html; charset=utf-8" });
+        }
+        if (pathname === "/placeholder.js")
+          return send(200, PLACEHOLDER_SCRIPT, { "content-type": "text/javascript; charset=utf-8" });
+        return send(404, "not found\n", { "content-type": "text/plain" });
+      }
+      const type = CONTENT_TYPES[extname(file)] ?? "application/octet-stream";
+      const immutable = pathname.startsWith("/assets/");
+      res.writeHead(200, {
+        ...SECURITY_HEADERS,
+        "content-type": type,
+        "cache-control": immutable ? "public, max-age=31536000, immutable" : "no-cache",
+      });
+      res.end(method === "HEAD" ? "" : await readFile(file));
+    }
+  };
+}
+
+/** The file under `root` for a URL path, or undefined (never a path outside `root`). */
+async function resolveStatic(root: string, pathname: string): Promise<string | undefined> {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(pathname);
+  } catch {
+    return undefined;
+  }
+  if (decoded.includes("\0")) return undefined;
+  const relative = normalize(decoded === "/" ? "/index.html" : decoded).replace(/^(\.\.[/\\])+/, "");
+  const file = join(root, relative);
+  if (!file.startsWith(root + sep) && file !== root) return undefined;
+  const info = await stat(file).catch(() => undefined);
+  return info?.isFile() ? file : undefined;
+}
+
+function headerText(value: string | string[] | undefined): string {
+  return Array.isArray(value) ? value.join("; ") : (value ?? "");
+}
+
+async function readBody(req: AsyncIterable<Buffer | string>, limit: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of req) {
+      const buf = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+      size += buf.length;
+      if (size > limit) return undefined;
+      chunks.push(buf);
+    }
+  } catch {
+    return undefined;
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+const LOGIN_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>StarAgent · log in</title>
+<style>
+body{font:15px/1.5 system-ui,sans-serif;background:#0f1115;color:#e6e6e6;display:grid;place-items:center;min-height:100vh;margin:0}
+form{background:#181b22;padding:2rem;border-radius:10px;width:min(26rem,90vw);box-shadow:0 4px 24px #0006}
+h1{font-size:1.3rem;margin:0 0 1rem}input{width:100%;box-sizing:border-box;padding:.6rem;border-radius:6px;border:1px solid #333;background:#0f1115;color:inherit;font-family:monospace}
+button{margin-top:1rem;padding:.6rem 1.2rem;border:0;border-radius:6px;background:#4c7dff;color:#fff;font-weight:600;cursor:pointer}
+.hint{color:#9aa0aa;font-size:.85rem}.error{color:#ff7b72}
+</style></head>
+<body><form method="post" action="/login" id="login">
+<h1>StarAgent</h1>
+<p class="error" id="failed" hidden>That token was not accepted.</p>
+<label for="token">Access token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+<p class="hint">The Hub printed a login link when it started; the token is also in <code>$STARAGENT_HOME/auth_token</code>.</p>
+<button type="submit">Log in</button>
+</form><script src="/login.js"></script></body></html>
+`;
+
+/** Fills the token from the login link's `#token=` fragment (never sent to the server in a URL). */
+const LOGIN_SCRIPT = `(() => {
+  const params = new URLSearchParams(location.search);
+  if (params.get("failed")) document.getElementById("failed").hidden = false;
+  const hash = new URLSearchParams(location.hash.slice(1));
+  const token = hash.get("token");
+  if (token) {
+    history.replaceState(null, "", "/login");
+    document.getElementById("token").value = token;
+    document.getElementById("login").submit();
+  }
+})();
+`;
+
+const PLACEHOLDER_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>StarAgent Hub</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;background:#0f1115;color:#e6e6e6;margin:2rem}table{border-collapse:collapse}td,th{padding:.3rem .8rem;border-bottom:1px solid #2a2f3a;text-align:left}</style>
+</head><body><h1>StarAgent Hub</h1>
+<p>The dashboard has not been built (<code>make build</code>). Sessions on this Hub:</p>
+<table><thead><tr><th>session</th><th>status</th><th>cli</th><th>cwd</th></tr></thead><tbody id="sessions"></tbody></table>
+<p id="error"></p>
+<form method="post" action="/logout"><button>Log out</button></form>
+<script src="/placeholder.js"></script></body></html>
+`;
+
+/** Lists sessions with a Connect JSON call, authenticated by the login cookie. */
+const PLACEHOLDER_SCRIPT = `(async () => {
+  const res = await fetch("/staragent.v1.SessionService/ListSessions", {
+    method: "POST", headers: { "content-type": "application/json", "connect-protocol-version": "1" }, body: "{}",
+  });
+  const body = await res.json();
+  if (!res.ok) { document.getElementById("error").textContent = body.message || res.statusText; return; }
+  const rows = document.getElementById("sessions");
+  for (const s of body.sessions || []) {
+    const tr = document.createElement("tr");
+    for (const v of [s.name, (s.status || "").replace("SESSION_STATUS_", "").toLowerCase(), (s.cli || "").replace("CLI_", "").toLowerCase(), s.cwd]) {
+      const td = document.createElement("td"); td.textContent = v || ""; tr.append(td);
+    }
+    rows.append(tr);
+  }
+})();
+`;

@@ -1,0 +1,82 @@
+import { readdir, readFile } from "node:fs/promises";
+
+/** One process, from `/proc/<pid>/stat` and `/proc/<pid>/cmdline`. */
+export interface ProcessInfo {
+  readonly pid: number;
+  readonly ppid: number;
+  /** The kernel's short name (`comm`, at most 15 characters). */
+  readonly comm: string;
+  /** The argv; empty for kernel threads and processes that vanished while read. */
+  readonly argv: readonly string[];
+  /** Start time in clock ticks since boot (`/proc/<pid>/stat` field 22). */
+  readonly startTicks: number;
+}
+
+/** A snapshot of the machine's processes, indexed for walking trees below a pane's pid. */
+export interface ProcessTable {
+  readonly byPid: ReadonlyMap<number, ProcessInfo>;
+  readonly children: ReadonlyMap<number, readonly number[]>;
+}
+
+/** Reads every process once (a few ms for a few hundred processes); vanished processes are skipped. */
+export async function readProcessTable(proc = "/proc"): Promise<ProcessTable> {
+  const byPid = new Map<number, ProcessInfo>();
+  const children = new Map<number, number[]>();
+  const entries = await readdir(proc);
+  await Promise.all(
+    entries
+      .filter((e) => /^\d+$/.test(e))
+      .map(async (e) => {
+        const info = await readProcess(Number(e), proc);
+        if (info) byPid.set(info.pid, info);
+      }),
+  );
+  for (const info of byPid.values()) {
+    const list = children.get(info.ppid);
+    if (list) list.push(info.pid);
+    else children.set(info.ppid, [info.pid]);
+  }
+  return { byPid, children };
+}
+
+/** Reads one process; undefined when it is gone or unreadable. */
+export async function readProcess(pid: number, proc = "/proc"): Promise<ProcessInfo | undefined> {
+  try {
+    const [stat, cmdline] = await Promise.all([
+      readFile(`${proc}/${pid}/stat`, "utf8"),
+      readFile(`${proc}/${pid}/cmdline`).catch(() => Buffer.alloc(0)),
+    ]);
+    return parseStat(pid, stat, cmdline);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Parses `/proc/<pid>/stat` (whose `comm` may contain spaces and parentheses) and the NUL-split argv. */
+export function parseStat(pid: number, stat: string, cmdline: Buffer): ProcessInfo | undefined {
+  const open = stat.indexOf("(");
+  const close = stat.lastIndexOf(")");
+  if (open < 0 || close < open) return undefined;
+  const rest = stat.slice(close + 2).split(" ");
+  // rest[0] is field 3 (state); ppid is field 4, starttime field 22.
+  const ppid = Number(rest[1]);
+  const startTicks = Number(rest[19]);
+  const argv = cmdline.length > 0 ? cmdline.toString("utf8").replace(/\0+$/, "").split("\0") : [];
+  return { pid, ppid, comm: stat.slice(open + 1, close), argv, startTicks };
+}
+
+/** The processes below (and including) `rootPid`, parents before children. */
+export function descendants(table: ProcessTable, rootPid: number): ProcessInfo[] {
+  const out: ProcessInfo[] = [];
+  const queue = [rootPid];
+  const seen = new Set<number>();
+  while (queue.length > 0) {
+    const pid = queue.shift() as number;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    const info = table.byPid.get(pid);
+    if (info) out.push(info);
+    for (const child of table.children.get(pid) ?? []) queue.push(child);
+  }
+  return out;
+}

@@ -1,0 +1,19 @@
+/**
+ * The machine backend's entry point: what the Hub (which runs one for its own machine) and the CLI
+ * may use. Nothing else of services/node is imported from outside it.
+ */
+export { createMachine, type MachineConfig } from "./create-machine.js";
+export { Machine } from "./machine.js";
+export { type NodeServerOptions, nodeRoutes, startNodeServer } from "./node-server.js";
+export { MAX_PAGE_SIZE, paginate } from "./pagination.js";
+export { parseSessionFilter } from "./session-filter.js";
+export { type ChatBackend, MachineSessionService } from "./session-service.js";
+export { JsonFile } from "./store/json-file.js";
+export {
+  LOCAL_NODE_ID,
+  NODE_ID_PATTERN,
+  parseParent,
+  parseSessionName,
+  sessionResourceName,
+  validateSessionName,
+} from "./tmux/names.js";

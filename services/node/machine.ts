@@ -1,0 +1,479 @@
+import { stat } from "node:fs/promises";
+import { isAbsolute } from "node:path";
+import { create, equals } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  type AdoptableSession,
+  AdoptableSessionSchema,
+  Cli,
+  type Session,
+  SessionOrigin,
+  SessionSchema,
+  SessionType,
+} from "../../gen/staragent/v1/session_pb.js";
+import {
+  WatchEventType,
+  type WatchSessionsResponse,
+  WatchSessionsResponseSchema,
+} from "../../gen/staragent/v1/session_service_pb.js";
+import { AsyncQueue, sleep } from "../common/async-queue.js";
+import type { Logger } from "../common/log.js";
+import type { SessionInspector, SessionObservation } from "./status/observation.js";
+import type { StateFiles } from "./store/state-files.js";
+import { type TmuxClient, TmuxError } from "./tmux/client.js";
+import { SYSTEM_SESSION_NAMES, sessionResourceName, validateSessionName } from "./tmux/names.js";
+import { activePanes, listPanes, type PaneInfo } from "./tmux/panes.js";
+import { killSession, newSession } from "./tmux/sessions.js";
+
+/** Most arguments a created session's command may have. */
+export const MAX_COMMAND_ARGS = 64;
+/** Most bytes a created session's command may have in all (arguments together). */
+export const MAX_COMMAND_BYTES = 8192;
+/** Longest cwd accepted (Linux PATH_MAX). */
+export const MAX_CWD_BYTES = 4096;
+/** How often the watch loop looks at tmux and the native logs while anyone watches. */
+export const WATCH_INTERVAL_MS = 250;
+/** How long a quiet watch stream waits before sending a heartbeat, so proxies keep it open. */
+export const WATCH_HEARTBEAT_MS = 15_000;
+/** Events a slow watcher may have queued before it is cut off (it reconnects and gets a snapshot). */
+const MAX_QUEUED_WATCH_EVENTS = 1_000;
+
+/** What a Machine is built from. */
+export interface MachineOptions {
+  /** The node id this machine answers as (`local` on a Hub). */
+  readonly nodeName: string;
+  readonly tmux: TmuxClient;
+  readonly state: StateFiles;
+  readonly inspector: SessionInspector;
+  readonly log: Logger;
+}
+
+/** What CreateSession asks for, already parsed out of the request. */
+export interface CreateSessionInput {
+  readonly sessionId: string;
+  readonly cwd: string;
+  readonly command: readonly string[];
+}
+
+/**
+ * One machine's sessions: the in-memory model over tmux and the native logs, and every operation on
+ * them. Both the Node server and the Hub (for its own machine) run one. tmux is the source of truth:
+ * every read starts from `list-panes`, and nothing here keeps sessions tmux does not have.
+ */
+export class Machine {
+  private readonly statusSince = new Map<string, { status: number; since: Date }>();
+  private readonly watchers = new Set<AsyncQueue<WatchSessionsResponse>>();
+  private model: Map<string, Session> | undefined;
+  private loop: Promise<void> | undefined;
+  private readonly loopStop = new AbortController();
+  private poke: (() => void) | undefined;
+  private adoptedCache: Map<string, number> | undefined;
+  private seenCache: Map<string, string> | undefined;
+
+  constructor(private readonly options: MachineOptions) {}
+
+  get nodeName(): string {
+    return this.options.nodeName;
+  }
+
+  /** Every session, ordered by name, read fresh from tmux. */
+  async listSessions(): Promise<Session[]> {
+    const model = await this.refresh();
+    return [...model.values()];
+  }
+
+  /** One session by tmux name; NOT_FOUND when tmux has no such session. */
+  async getSession(tmuxName: string): Promise<Session> {
+    const session = (await this.refresh()).get(tmuxName);
+    if (!session) throw notFound(this.options.nodeName, tmuxName);
+    return session;
+  }
+
+  /** Starts a session (DESIGN.md §8). */
+  async createSession(input: CreateSessionInput): Promise<Session> {
+    validateSessionName(input.sessionId, "session_id");
+    await validateCwd(input.cwd);
+    validateCommand(input.command);
+    try {
+      await newSession(this.options.tmux, {
+        name: input.sessionId,
+        cwd: input.cwd,
+        command: input.command,
+        origin: "created",
+      });
+    } catch (err) {
+      if (err instanceof TmuxError && /duplicate session/i.test(err.stderr)) {
+        throw new ConnectError(`session_id: a session named ${input.sessionId} already exists`, Code.AlreadyExists);
+      }
+      if (err instanceof TmuxError && err.isNotFound) {
+        throw new ConnectError(
+          `the command of ${input.sessionId} exited at once, so the session ended: check the command and cwd`,
+          Code.FailedPrecondition,
+        );
+      }
+      throw err;
+    }
+    this.options.log.info("session created", { session: input.sessionId });
+    this.wake();
+    const session = (await this.refresh()).get(input.sessionId);
+    if (!session) {
+      throw new ConnectError(
+        `the command of ${input.sessionId} exited at once, so the session ended: check the command and cwd`,
+        Code.FailedPrecondition,
+      );
+    }
+    return session;
+  }
+
+  /** Stops a session: created ones always, adopted and unmanaged with `force`, system never. */
+  async stopSession(tmuxName: string, force: boolean): Promise<void> {
+    const session = await this.getSession(tmuxName);
+    if (session.type === SessionType.SYSTEM) {
+      throw new ConnectError(
+        `${tmuxName} is a StarAgent system session and is never stopped through the API; stop it on its machine`,
+        Code.FailedPrecondition,
+      );
+    }
+    if (session.origin !== SessionOrigin.CREATED && !force) {
+      const what = session.origin === SessionOrigin.ADOPTED ? "was adopted" : "was not created by StarAgent";
+      throw new ConnectError(`${tmuxName} ${what}; stop it with force to kill it anyway`, Code.FailedPrecondition);
+    }
+    try {
+      await killSession(this.options.tmux, tmuxName);
+    } catch (err) {
+      if (err instanceof TmuxError && err.isNotFound) throw notFound(this.options.nodeName, tmuxName);
+      throw err;
+    }
+    this.options.log.info("session stopped", { session: tmuxName, force });
+    await this.forgetAdopted(tmuxName);
+    this.wake();
+  }
+
+  /** Sessions running a supported CLI that StarAgent neither created nor adopted. */
+  async listAdoptable(): Promise<AdoptableSession[]> {
+    const sessions = await this.listSessions();
+    return sessions
+      .filter(
+        (s) =>
+          s.origin === SessionOrigin.UNMANAGED &&
+          (s.cli === Cli.CLAUDE || s.cli === Cli.CODEX || s.cli === Cli.OPENCODE),
+      )
+      .map((s) =>
+        create(AdoptableSessionSchema, {
+          name: s.name,
+          tmuxSession: s.tmuxSession,
+          cli: s.cli,
+          cwd: s.cwd,
+          command: s.command,
+          paneId: this.lastPanes.get(s.tmuxSession)?.paneId ?? "",
+        }),
+      );
+  }
+
+  /** Records an unmanaged session as adopted; the tmux session is not touched. Idempotent. */
+  async adoptSession(tmuxName: string): Promise<Session> {
+    const session = await this.getSession(tmuxName);
+    if (session.origin === SessionOrigin.ADOPTED) return session;
+    if (session.origin === SessionOrigin.SYSTEM) {
+      throw new ConnectError(`${tmuxName} is a system session and cannot be adopted`, Code.FailedPrecondition);
+    }
+    if (session.origin === SessionOrigin.CREATED) {
+      throw new ConnectError(`${tmuxName} was created by StarAgent; it needs no adoption`, Code.FailedPrecondition);
+    }
+    const pane = this.lastPanes.get(tmuxName);
+    if (!pane) throw notFound(this.options.nodeName, tmuxName);
+    await this.options.state.adopted.update((file) => ({
+      ...file,
+      sessions: [
+        ...file.sessions.filter((s) => s.tmuxSession !== tmuxName),
+        {
+          tmuxSession: tmuxName,
+          sessionCreated: pane.sessionCreated,
+          adoptTime: new Date().toISOString(),
+          cli: Cli[session.cli]?.toLowerCase() ?? "",
+        },
+      ],
+    }));
+    this.adoptedCache = undefined;
+    this.options.log.info("session adopted", { session: tmuxName });
+    this.wake();
+    return this.getSession(tmuxName);
+  }
+
+  /**
+   * Marks the session's newest completion seen. `completionId` "" means the newest; a different id
+   * than the newest is FAILED_PRECONDITION (the viewer saw an older turn).
+   */
+  async markSeen(tmuxName: string, completionId: string): Promise<Session> {
+    const session = await this.getSession(tmuxName);
+    const newest = session.completionId;
+    if (newest === "") {
+      if (completionId === "") return session;
+      throw new ConnectError(`completion_id: ${tmuxName} has no completed turn`, Code.FailedPrecondition);
+    }
+    if (completionId !== "" && completionId !== newest) {
+      throw new ConnectError(
+        `completion_id: ${completionId} is not the newest completion of ${tmuxName} (${newest}); reload and try again`,
+        Code.FailedPrecondition,
+      );
+    }
+    await this.options.state.seen.update((file) => ({
+      ...file,
+      seen: [
+        ...file.seen.filter((e) => e.tmuxSession !== tmuxName),
+        { tmuxSession: tmuxName, completionId: newest, seenTime: new Date().toISOString() },
+      ],
+    }));
+    this.seenCache = undefined;
+    this.wake();
+    return this.getSession(tmuxName);
+  }
+
+  /**
+   * Streams a snapshot, then changes, until `signal` aborts. All watchers share one loop, which runs
+   * only while someone watches.
+   */
+  async *watch(signal: AbortSignal): AsyncGenerator<WatchSessionsResponse> {
+    const queue = new AsyncQueue<WatchSessionsResponse>();
+    const model = await this.refresh();
+    queue.push(create(WatchSessionsResponseSchema, { type: WatchEventType.SNAPSHOT, sessions: [...model.values()] }));
+    this.watchers.add(queue);
+    this.startLoop();
+    const onAbort = () => queue.close();
+    signal.addEventListener("abort", onAbort, { once: true });
+    try {
+      yield* queue;
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      this.watchers.delete(queue);
+    }
+  }
+
+  /** Stops the watch loop and ends every watch stream. */
+  async close(): Promise<void> {
+    this.loopStop.abort();
+    for (const queue of this.watchers) queue.close();
+    this.wake();
+    await this.loop;
+  }
+
+  /** The newest panes read, by session: the terminal and chat code use them to find a session's pane. */
+  get lastPanes(): ReadonlyMap<string, PaneInfo> {
+    return this.panes;
+  }
+
+  private panes = new Map<string, PaneInfo>();
+  private refreshing: Promise<Map<string, Session>> | undefined;
+
+  /** Reads tmux and the native state once; concurrent callers share the same read. */
+  refresh(): Promise<Map<string, Session>> {
+    this.refreshing ??= this.readModel().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async readModel(): Promise<Map<string, Session>> {
+    const panes = activePanes(await listPanes(this.options.tmux));
+    const [adopted, seen] = await Promise.all([this.adopted(), this.seen()]);
+    const observations = await this.options.inspector.inspect(panes, seen);
+    const names = [...panes.keys()].sort();
+    const model = new Map<string, Session>();
+    const now = new Date();
+    for (const name of names) {
+      const pane = panes.get(name) as PaneInfo;
+      const observation = observations.get(name);
+      model.set(name, this.toSession(pane, observation, adopted, now));
+    }
+    for (const name of this.statusSince.keys()) if (!panes.has(name)) this.statusSince.delete(name);
+    this.panes = panes;
+    this.publish(model);
+    return model;
+  }
+
+  private toSession(
+    pane: PaneInfo,
+    observation: SessionObservation | undefined,
+    adopted: Map<string, number>,
+    now: Date,
+  ): Session {
+    const name = pane.sessionName;
+    const system = SYSTEM_SESSION_NAMES.has(name);
+    const origin = system
+      ? SessionOrigin.SYSTEM
+      : pane.sessionOrigin === "created"
+        ? SessionOrigin.CREATED
+        : adopted.get(name) === pane.sessionCreated
+          ? SessionOrigin.ADOPTED
+          : SessionOrigin.UNMANAGED;
+    const status = observation?.status ?? 0;
+    let since = this.statusSince.get(name);
+    if (!since || since.status !== status) {
+      since = { status, since: now };
+      this.statusSince.set(name, since);
+    }
+    const activityMs = Math.max(pane.sessionActivity * 1000, observation?.lastActivity?.getTime() ?? 0);
+    return create(SessionSchema, {
+      name: sessionResourceName(this.options.nodeName, name),
+      node: this.options.nodeName,
+      tmuxSession: name,
+      type: system ? SessionType.SYSTEM : SessionType.AGENT,
+      origin,
+      cli: observation?.cli ?? Cli.OTHER,
+      status: observation?.status,
+      statusReason: observation?.reason,
+      prompt: observation?.prompt ?? "",
+      promptKind: observation?.promptKind,
+      completionId: observation?.completionId ?? "",
+      cwd: pane.paneCurrentPath,
+      command: observation?.command ?? pane.paneCurrentCommand,
+      createTime: timestampFromDate(new Date(pane.sessionCreated * 1000)),
+      lastActivityTime: timestampFromDate(new Date(activityMs)),
+      statusChangeTime: timestampFromDate(since.since),
+      attachedClients: pane.sessionAttached,
+      paneTitle: pane.paneTitle,
+      windowSize: { cols: pane.windowWidth, rows: pane.windowHeight },
+      chatRevision: observation?.chatRevision ?? "",
+      statusDetail: observation?.detail ?? "",
+    });
+  }
+
+  private publish(model: Map<string, Session>): void {
+    const previous = this.model;
+    this.model = model;
+    if (!previous || this.watchers.size === 0) return;
+    const upserted: Session[] = [];
+    for (const [name, session] of model) {
+      const before = previous.get(name);
+      if (!before || !equals(SessionSchema, before, session)) upserted.push(session);
+    }
+    const removed = [...previous.keys()]
+      .filter((name) => !model.has(name))
+      .map((name) => sessionResourceName(this.options.nodeName, name));
+    const events: WatchSessionsResponse[] = [];
+    if (upserted.length > 0)
+      events.push(create(WatchSessionsResponseSchema, { type: WatchEventType.UPSERTED, sessions: upserted }));
+    if (removed.length > 0)
+      events.push(create(WatchSessionsResponseSchema, { type: WatchEventType.REMOVED, removedNames: removed }));
+    this.broadcast(events);
+  }
+
+  private broadcast(events: WatchSessionsResponse[]): void {
+    for (const queue of this.watchers) {
+      if (queue.size > MAX_QUEUED_WATCH_EVENTS) {
+        queue.fail(
+          new ConnectError("watcher fell too far behind; watch again for a fresh snapshot", Code.ResourceExhausted),
+        );
+        this.watchers.delete(queue);
+        continue;
+      }
+      for (const event of events) queue.push(event);
+    }
+  }
+
+  private startLoop(): void {
+    if (this.loop) return;
+    this.loop = (async () => {
+      let quietSince = Date.now();
+      while (!this.loopStop.signal.aborted && this.watchers.size > 0) {
+        const before = this.model;
+        try {
+          await this.refresh();
+        } catch (err) {
+          this.options.log.warn("watch loop could not read tmux", {
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+        if (this.model !== before && this.model && before && !sameModel(before, this.model)) quietSince = Date.now();
+        if (Date.now() - quietSince >= WATCH_HEARTBEAT_MS) {
+          this.broadcast([create(WatchSessionsResponseSchema, { type: WatchEventType.HEARTBEAT })]);
+          quietSince = Date.now();
+        }
+        await new Promise<void>((resolve) => {
+          this.poke = resolve;
+          void sleep(WATCH_INTERVAL_MS, this.loopStop.signal).then(resolve);
+        });
+        this.poke = undefined;
+      }
+      this.loop = undefined;
+    })();
+  }
+
+  /** Makes the watch loop look again now (after a change this process made itself). */
+  private wake(): void {
+    this.poke?.();
+  }
+
+  private async adopted(): Promise<Map<string, number>> {
+    if (!this.adoptedCache) {
+      const file = await this.options.state.adopted.read();
+      this.adoptedCache = new Map(file.sessions.map((s) => [s.tmuxSession, s.sessionCreated]));
+    }
+    return this.adoptedCache;
+  }
+
+  private async seen(): Promise<Map<string, string>> {
+    if (!this.seenCache) {
+      const file = await this.options.state.seen.read();
+      this.seenCache = new Map(file.seen.map((e) => [e.tmuxSession, e.completionId]));
+    }
+    return this.seenCache;
+  }
+
+  private async forgetAdopted(tmuxName: string): Promise<void> {
+    const adopted = await this.adopted();
+    if (!adopted.has(tmuxName)) return;
+    await this.options.state.adopted.update((file) => ({
+      ...file,
+      sessions: file.sessions.filter((s) => s.tmuxSession !== tmuxName),
+    }));
+    this.adoptedCache = undefined;
+  }
+}
+
+function sameModel(a: Map<string, Session>, b: Map<string, Session>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [name, session] of a) {
+    const other = b.get(name);
+    if (!other || !equals(SessionSchema, session, other)) return false;
+  }
+  return true;
+}
+
+function notFound(node: string, tmuxName: string): ConnectError {
+  return new ConnectError(`session ${sessionResourceName(node, tmuxName)} not found`, Code.NotFound);
+}
+
+async function validateCwd(cwd: string): Promise<void> {
+  if (cwd === "")
+    throw new ConnectError("cwd: required (an absolute path of an existing directory)", Code.InvalidArgument);
+  if (Buffer.byteLength(cwd) > MAX_CWD_BYTES || cwd.includes("\0")) {
+    throw new ConnectError(`cwd: longer than ${MAX_CWD_BYTES} bytes or contains NUL`, Code.InvalidArgument);
+  }
+  if (!isAbsolute(cwd))
+    throw new ConnectError(`cwd: ${JSON.stringify(cwd)} is not an absolute path`, Code.InvalidArgument);
+  const info = await stat(cwd).catch(() => undefined);
+  if (!info?.isDirectory()) {
+    throw new ConnectError(`cwd: ${JSON.stringify(cwd)} is not an existing directory`, Code.InvalidArgument);
+  }
+}
+
+function validateCommand(command: readonly string[]): void {
+  if (command.length > MAX_COMMAND_ARGS) {
+    throw new ConnectError(
+      `command: ${command.length} arguments; at most ${MAX_COMMAND_ARGS} are allowed`,
+      Code.InvalidArgument,
+    );
+  }
+  const bytes = command.reduce((n, arg) => n + Buffer.byteLength(arg), 0);
+  if (bytes > MAX_COMMAND_BYTES) {
+    throw new ConnectError(`command: ${bytes} bytes; at most ${MAX_COMMAND_BYTES} are allowed`, Code.InvalidArgument);
+  }
+  if (command.some((arg) => arg.includes("\0"))) {
+    throw new ConnectError("command: arguments must not contain NUL characters", Code.InvalidArgument);
+  }
+  if (command.length > 0 && command[0] === "") {
+    throw new ConnectError("command: the program name (first argument) must not be empty", Code.InvalidArgument);
+  }
+}

@@ -1,0 +1,84 @@
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { DEFAULT_HOST, DEFAULT_NODE_PORT, readEnvironment } from "../common/config.js";
+import { createLogger, parseLogLevel } from "../common/log.js";
+import { loadOrCreateToken } from "../common/tokens.js";
+import { createMachine } from "./create-machine.js";
+import { startNodeServer } from "./node-server.js";
+import { NODE_ID_PATTERN } from "./tmux/names.js";
+
+/**
+ * `staragent node`: the composition root of a Node. Reads the environment and flags, builds the
+ * machine backend and serves it until SIGINT or SIGTERM.
+ */
+export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      name: { type: "string" },
+      host: { type: "string", default: DEFAULT_HOST },
+      port: { type: "string", default: String(DEFAULT_NODE_PORT) },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(NODE_HELP);
+    return;
+  }
+  const config = readEnvironment(env);
+  const name =
+    values.name ??
+    hostname()
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, "-")
+      .replace(/^[^a-z]+/, "") ??
+    "node";
+  if (!NODE_ID_PATTERN.test(name) || name === "local") {
+    throw new Error(
+      `--name ${name}: use lowercase letters, digits and '-', starting with a letter ('local' is the Hub's)`,
+    );
+  }
+  const port = parsePort(values.port);
+  const log = createLogger(`node:${name}`, parseLogLevel(config.logLevel));
+  const tokenPath = join(config.home, "node_token");
+  const token = config.nodeToken ? { token: config.nodeToken, created: false } : await loadOrCreateToken(tokenPath);
+  const { machine } = createMachine({ nodeName: name, home: config.home, tmuxSocket: config.tmuxSocket, env, log });
+  const server = await startNodeServer({ machine, host: values.host, port, nodeToken: token.token, log });
+  if (!config.nodeToken) {
+    log.info(token.created ? "generated a node token" : "using the node token", { file: tokenPath });
+  }
+  process.stdout.write(`staragent node ${name} listening on ${server.url}\n`);
+  await waitForSignal();
+  log.info("stopping");
+  await machine.close();
+  await server.close();
+}
+
+const NODE_HELP = `Usage: staragent node [--name NAME] [--host 127.0.0.1] [--port 8081]
+
+Serves this machine's tmux sessions to a StarAgent Hub. Every call needs the node
+token: $STARAGENT_NODE_TOKEN, or the file $STARAGENT_HOME/node_token (generated on
+first start, mode 0600). Binds to loopback unless --host says otherwise.
+`;
+
+/** Parses a TCP port (0 picks a free one). */
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new Error(`--port ${value}: not a port number (0 to 65535)`);
+  return port;
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+export function waitForSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      process.off("SIGINT", done);
+      process.off("SIGTERM", done);
+      resolve();
+    };
+    process.on("SIGINT", done);
+    process.on("SIGTERM", done);
+  });
+}

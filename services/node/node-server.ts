@@ -1,0 +1,42 @@
+import type { ConnectRouter } from "@connectrpc/connect";
+import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
+import { staragentRegistry } from "../common/descriptors.js";
+import type { Logger } from "../common/log.js";
+import { type RunningServer, startServer } from "../common/server.js";
+import type { Machine } from "./machine.js";
+import { type ChatBackend, MachineSessionService } from "./session-service.js";
+
+/** What a Node server serves. */
+export interface NodeServerOptions {
+  readonly machine: Machine;
+  readonly host: string;
+  readonly port: number;
+  /** The node token; the only credential a Node accepts (a Hub's user token never is). */
+  readonly nodeToken: string;
+  readonly log: Logger;
+  readonly chat?: ChatBackend;
+  /** Registers further services over the same machine (the terminal). */
+  readonly extraRoutes?: (router: ConnectRouter) => void;
+  readonly extraServices?: Parameters<typeof startServer>[0]["services"];
+}
+
+/** The routes of a Node: its machine's SessionService (and what `extraRoutes` adds). */
+export function nodeRoutes(options: Pick<NodeServerOptions, "machine" | "chat" | "extraRoutes">) {
+  return (router: ConnectRouter) => {
+    router.service(SessionService, new MachineSessionService(options.machine, options.chat));
+    options.extraRoutes?.(router);
+  };
+}
+
+/** Starts the Remote Node API over one machine. */
+export function startNodeServer(options: NodeServerOptions): Promise<RunningServer> {
+  return startServer({
+    host: options.host,
+    port: options.port,
+    routes: nodeRoutes(options),
+    services: [SessionService, ...(options.extraServices ?? [])],
+    registry: staragentRegistry(),
+    auth: { tokens: [{ token: options.nodeToken, kind: "node" }] },
+    log: options.log.child("server"),
+  });
+}

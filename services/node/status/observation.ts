@@ -1,0 +1,35 @@
+import type { Cli, PromptKind, SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
+import type { PaneInfo } from "../tmux/panes.js";
+
+/** What the status engine concluded about one session's active pane. */
+export interface SessionObservation {
+  readonly cli: Cli;
+  readonly status: SessionStatus;
+  readonly reason: StatusReason;
+  /** The visible question when reason is INPUT_PROMPT. */
+  readonly prompt: string;
+  readonly promptKind: PromptKind;
+  /** Identity of the newest completed turn ("" when none). */
+  readonly completionId: string;
+  /** How the status was derived, for people troubleshooting. */
+  readonly detail: string;
+  /** argv of the CLI (or the foreground program), joined for display. */
+  readonly command: string;
+  /** Newest activity seen in the native state, when known. */
+  readonly lastActivity?: Date;
+  /** Changes whenever the chat derived from the pane may have changed. */
+  readonly chatRevision: string;
+}
+
+/** Turns the panes of a machine into observations; implemented by the status engine. */
+export interface SessionInspector {
+  /**
+   * Observes each session's active pane. `seen` maps a tmux session name to the completion id last
+   * marked seen for it. Never throws for one session's trouble: a session whose signals cannot be read
+   * gets a sane observation with the reason in `detail`.
+   */
+  inspect(
+    panes: ReadonlyMap<string, PaneInfo>,
+    seen: ReadonlyMap<string, string>,
+  ): Promise<Map<string, SessionObservation>>;
+}

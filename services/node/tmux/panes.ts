@@ -1,0 +1,102 @@
+import { FIELD_SEPARATOR, type TmuxClient } from "./client.js";
+
+/** The tmux session option in which StarAgent marks sessions it created (kept by tmux itself). */
+export const ORIGIN_OPTION = "@staragent-origin";
+
+/** One pane as `list-panes -a` reports it, with its session's and window's facts. */
+export interface PaneInfo {
+  readonly sessionName: string;
+  readonly sessionId: string;
+  /** Seconds since the epoch. */
+  readonly sessionCreated: number;
+  readonly sessionAttached: number;
+  /** Seconds since the epoch. */
+  readonly sessionActivity: number;
+  /** The value of the `@staragent-origin` session option ("" when unset). */
+  readonly sessionOrigin: string;
+  readonly windowId: string;
+  readonly windowActive: boolean;
+  readonly windowWidth: number;
+  readonly windowHeight: number;
+  readonly paneId: string;
+  readonly paneActive: boolean;
+  readonly panePid: number;
+  readonly paneCurrentCommand: string;
+  readonly paneCurrentPath: string;
+  readonly paneDead: boolean;
+  readonly alternateOn: boolean;
+  readonly paneTitle: string;
+}
+
+const PANE_FIELDS = [
+  "session_name",
+  "session_id",
+  "session_created",
+  "session_attached",
+  "session_activity",
+  ORIGIN_OPTION,
+  "window_id",
+  "window_active",
+  "window_width",
+  "window_height",
+  "pane_id",
+  "pane_active",
+  "pane_pid",
+  "pane_current_command",
+  "pane_current_path",
+  "pane_dead",
+  "alternate_on",
+  // Last: a title may contain anything, so it takes the rest of the line.
+  "pane_title",
+] as const;
+
+/** The `-F` format for PANE_FIELDS. */
+export const PANE_FORMAT = PANE_FIELDS.map((f) => `#{${f}}`).join(FIELD_SEPARATOR);
+
+/** Parses `list-panes -a -F PANE_FORMAT` output; malformed lines are skipped. */
+export function parsePanes(output: string): PaneInfo[] {
+  const panes: PaneInfo[] = [];
+  for (const line of output.split("\n")) {
+    if (line === "") continue;
+    const f = line.split(FIELD_SEPARATOR);
+    if (f.length < PANE_FIELDS.length) continue;
+    const title = f.slice(PANE_FIELDS.length - 1).join(FIELD_SEPARATOR);
+    panes.push({
+      sessionName: f[0] ?? "",
+      sessionId: f[1] ?? "",
+      sessionCreated: Number(f[2]),
+      sessionAttached: Number(f[3]),
+      sessionActivity: Number(f[4]),
+      sessionOrigin: f[5] ?? "",
+      windowId: f[6] ?? "",
+      windowActive: f[7] === "1",
+      windowWidth: Number(f[8]),
+      windowHeight: Number(f[9]),
+      paneId: f[10] ?? "",
+      paneActive: f[11] === "1",
+      panePid: Number(f[12]),
+      paneCurrentCommand: f[13] ?? "",
+      paneCurrentPath: f[14] ?? "",
+      paneDead: f[15] === "1",
+      alternateOn: f[16] === "1",
+      paneTitle: title,
+    });
+  }
+  return panes;
+}
+
+/** Lists every pane of every session on the client's server ([] when no server runs). */
+export async function listPanes(tmux: TmuxClient): Promise<PaneInfo[]> {
+  return parsePanes(await tmux.query(["list-panes", "-a", "-F", PANE_FORMAT]));
+}
+
+/** The pane a session shows: the active pane of its active window (first pane as a fallback). */
+export function activePanes(panes: readonly PaneInfo[]): Map<string, PaneInfo> {
+  const bySession = new Map<string, PaneInfo>();
+  for (const pane of panes) {
+    const current = bySession.get(pane.sessionName);
+    const rank = (p: PaneInfo) => (p.windowActive ? 2 : 0) + (p.paneActive ? 1 : 0);
+    if (!current || rank(pane) > rank(current)) bySession.set(pane.sessionName, pane);
+  }
+  return bySession;
+}

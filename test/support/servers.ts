@@ -1,0 +1,104 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+/** The repository root. */
+export const REPO_ROOT = resolve(import.meta.dirname, "../..");
+/** The `staragent` entry point, run with node like the installed command. */
+export const STARAGENT_BIN = join(REPO_ROOT, "services/cli/bin/staragent.js");
+
+/** A Hub or Node process started for a test. */
+export interface ServerProcess {
+  readonly url: string;
+  readonly home: string;
+  readonly token: string;
+  readonly process: ChildProcess;
+  /** Everything the process wrote to stderr so far (its log). */
+  stderr(): string;
+  /** Stops the process (SIGTERM, then SIGKILL) and removes its temporary home. */
+  stop(): Promise<void>;
+}
+
+/** Options for a server process. */
+export interface ServerProcessOptions {
+  readonly kind: "hub" | "node";
+  readonly tmuxSocket: string;
+  readonly token: string;
+  readonly args?: string[];
+  readonly env?: NodeJS.ProcessEnv;
+  /** Reuse a home folder (for restart tests); a fresh temporary one otherwise. */
+  readonly home?: string;
+}
+
+/** Starts `staragent hub|node --port 0` on loopback and waits until it says where it listens. */
+export async function startServerProcess(options: ServerProcessOptions): Promise<ServerProcess> {
+  const home = options.home ?? (await mkdtemp(join(tmpdir(), "sa-home-")));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    STARAGENT_HOME: home,
+    STARAGENT_TMUX_SOCKET: options.tmuxSocket,
+    ...(options.kind === "hub" ? { STARAGENT_AUTH_TOKEN: options.token } : { STARAGENT_NODE_TOKEN: options.token }),
+    ...options.env,
+  };
+  const child = spawn(process.execPath, [STARAGENT_BIN, options.kind, "--port", "0", ...(options.args ?? [])], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stderr?.on("data", (c: Buffer) => {
+    stderr += c.toString();
+  });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${options.kind} did not start in time:\n${stderr}`)), 20_000);
+    child.stdout?.on("data", (c: Buffer) => {
+      stdout += c.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolveUrl(match[1]);
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${options.kind} exited with ${code}:\n${stderr}`));
+    });
+  });
+  return {
+    url,
+    home,
+    token: options.token,
+    process: child,
+    stderr: () => stderr,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((r) => child.once("exit", r));
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      if (!options.home) await rm(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs the `staragent` command to completion; resolves with its exit code and output. */
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolveRun) => {
+    const child = spawn(process.execPath, [STARAGENT_BIN, ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout?.on("data", (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr?.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.once("close", (code) => resolveRun({ code, stdout, stderr }));
+  });
+}

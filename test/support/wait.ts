@@ -1,0 +1,23 @@
+/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  what: string,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      const suffix = lastError instanceof Error ? ` (last error: ${lastError.message})` : "";
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${suffix}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
