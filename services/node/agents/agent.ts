@@ -33,6 +33,11 @@ export interface AgentSignals {
   readonly detail: string;
   /** Newest write to the native state, when known. */
   readonly lastActivity?: Date;
+  /**
+   * Identity of the newest user prompt in the native log ("" when none or no native log): chat
+   * delivery is confirmed when it changes after a message is sent.
+   */
+  readonly lastUserTurn?: string;
 }
 
 /** One supported CLI: how to recognise it and how to read its state. Adding a CLI adds one module. */

@@ -19,6 +19,10 @@ export interface SessionObservation {
   readonly lastActivity?: Date;
   /** Changes whenever the chat derived from the pane may have changed. */
   readonly chatRevision: string;
+  /** Identity of the newest user prompt in the native log, when the CLI has one (see AgentSignals). */
+  readonly lastUserTurn?: string;
+  /** True when the CLI keeps a native log, so chat delivery can be confirmed from it. */
+  readonly hasNativeLog?: boolean;
 }
 
 /** Turns the panes of a machine into observations; implemented by the status engine. */
