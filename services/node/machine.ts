@@ -264,6 +264,12 @@ export class Machine {
   }
 
   private panes = new Map<string, PaneInfo>();
+  private observations = new Map<string, SessionObservation>();
+
+  /** The newest status observations, by session (chat confirmation reads `lastUserTurn` from them). */
+  get lastObservations(): ReadonlyMap<string, SessionObservation> {
+    return this.observations;
+  }
   private refreshing: Promise<Map<string, Session>> | undefined;
 
   /** Reads tmux and the native state once; concurrent callers share the same read. */
@@ -288,6 +294,7 @@ export class Machine {
     }
     for (const name of this.statusSince.keys()) if (!panes.has(name)) this.statusSince.delete(name);
     this.panes = panes;
+    this.observations = observations;
     this.publish(model);
     return model;
   }
