@@ -1,10 +1,16 @@
 import { create, createFileRegistry, type DescFile, type FileRegistry } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
+import { file_grpc_health_v1_health } from "../../gen/grpc/health/v1/health_pb.js";
+import { file_grpc_reflection_v1_reflection } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { file_staragent_v1_node_service } from "../../gen/staragent/v1/node_service_pb.js";
 import { file_staragent_v1_session_service } from "../../gen/staragent/v1/session_service_pb.js";
 import { file_staragent_v1_terminal_stream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 
-/** Every published StarAgent file descriptor and its dependencies, for gRPC reflection. */
+/**
+ * Every file descriptor a StarAgent server serves (its own services, reflection and health) with
+ * their dependencies, for gRPC reflection: tools such as `buf curl --list-methods` resolve every
+ * listed service, so each one must be describable.
+ */
 export function staragentRegistry(): FileRegistry {
   const ordered = new Map<string, DescFile>();
   const visit = (file: DescFile) => {
@@ -16,6 +22,8 @@ export function staragentRegistry(): FileRegistry {
     file_staragent_v1_session_service,
     file_staragent_v1_terminal_stream,
     file_staragent_v1_node_service,
+    file_grpc_reflection_v1_reflection,
+    file_grpc_health_v1_health,
   ]) {
     visit(file);
   }

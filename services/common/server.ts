@@ -1,6 +1,7 @@
 import type { DescService, FileRegistry } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
 import { type ConnectNodeAdapterOptions, connectNodeAdapter } from "@connectrpc/connect-node";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { type AuthPolicy, createAuthInterceptor, FailureLimiter } from "./auth.js";
 import { cookieHeaderKey, hostKey, originKey, peerAddressKey } from "./context-keys.js";
 import { createErrorInterceptor } from "./errors.js";
@@ -55,7 +56,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const handler = connectNodeAdapter({
     routes: (router) => {
       options.routes(router);
-      registerReflection(router, options.registry, options.services);
+      registerReflection(router, options.registry, [...options.services, Health]);
       registerHealth(
         router,
         options.services.map((s) => s.typeName),
