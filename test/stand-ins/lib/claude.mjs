@@ -1,0 +1,292 @@
+// Claude Code stand-in: the alternate-screen TUI (`❯` input box between rules, spinner, approval
+// box) and the native state of FORMATS.md (JSONL transcript, sessions/<pid>.json). See README.md.
+import { randomUUID } from "node:crypto";
+import { appendFileSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { StandIn } from "./stand-in.mjs";
+import { drawFullScreen, ESC, envMs, screenSize, setTitle, wrap } from "./terminal.mjs";
+
+/** Version written into every record; below 2.1 no sessions file and turn_duration only for long turns. */
+const VERSION = process.env.STANDIN_VERSION || "2.1.332";
+/** Delay between the screen showing "done" and `turn_duration` landing in the transcript. */
+const TURN_END_LAG_MS = envMs("STANDIN_TURN_END_LAG_MS", 300);
+/** 2.0.x wrote turn_duration only for turns longer than this. */
+const OLD_TURN_DURATION_MIN_MS = 30_000;
+const MODEL = "claude-opus-4-6";
+const SPINNER = ["·", "✢", "✳", "✶", "✻", "✽"];
+const TITLE_WORKING = ["◐", "◑"];
+
+const modern = (() => {
+  const [major, minor] = VERSION.split(".").map(Number);
+  return major > 2 || (major === 2 && minor >= 1);
+})();
+
+/** The transcript folder name for a start cwd (FORMATS.md: non-alphanumerics become `-`). */
+export function encodeProjectDir(cwd) {
+  const enc = cwd.replace(/[^A-Za-z0-9]/g, "-");
+  if (enc.length <= 200) return enc;
+  let hash = 0;
+  for (const ch of cwd) hash = (hash * 31 + ch.charCodeAt(0)) >>> 0;
+  return `${enc.slice(0, 200)}-${hash.toString(36)}`;
+}
+
+class ClaudeAdapter {
+  constructor() {
+    this.configDir = process.env.CLAUDE_CONFIG_DIR || join(homedir(), ".claude");
+    this.sessionId = randomUUID();
+    this.startCwd = realpathSync(process.cwd());
+    this.transcript = join(this.configDir, "projects", encodeProjectDir(this.startCwd), `${this.sessionId}.jsonl`);
+    this.sessionsFile = join(this.configDir, "sessions", `${process.pid}.json`);
+    this.startedAt = Date.now();
+    this.parent = null;
+    this.title = "";
+  }
+
+  // --- native state -------------------------------------------------------------------------
+
+  writeSessionsFile(status, waitingFor) {
+    if (!modern) return;
+    mkdirSync(join(this.configDir, "sessions"), { recursive: true });
+    const body = {
+      pid: process.pid,
+      sessionId: this.sessionId,
+      cwd: this.startCwd,
+      startedAt: this.startedAt,
+      version: VERSION,
+      kind: "interactive",
+      entrypoint: "cli",
+      status,
+      ...(waitingFor ? { waitingFor } : {}),
+      updatedAt: Date.now(),
+    };
+    // Rewritten in place like the real CLI (not atomically): readers must cope with a torn read.
+    writeFileSync(this.sessionsFile, JSON.stringify(body));
+  }
+
+  append(record) {
+    mkdirSync(join(this.transcript, ".."), { recursive: true });
+    appendFileSync(this.transcript, `${JSON.stringify(record)}\n`);
+  }
+
+  envelope(type, fields) {
+    const uuid = randomUUID();
+    const record = {
+      parentUuid: this.parent,
+      isSidechain: false,
+      userType: "external",
+      cwd: process.cwd(),
+      sessionId: this.sessionId,
+      version: VERSION,
+      gitBranch: "",
+      type,
+      ...fields,
+      uuid,
+      timestamp: new Date().toISOString(),
+    };
+    this.parent = uuid;
+    this.append(record);
+    return uuid;
+  }
+
+  assistant(content, stopReason, extra = {}) {
+    const id = `msg_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
+    return this.envelope("assistant", {
+      message: {
+        model: MODEL,
+        id,
+        type: "message",
+        role: "assistant",
+        content,
+        stop_reason: stopReason,
+        stop_sequence: null,
+        usage: { input_tokens: 4, cache_creation_input_tokens: 0, cache_read_input_tokens: 1000, output_tokens: 12 },
+      },
+      requestId: `req_${id.slice(4)}`,
+      ...extra,
+    });
+  }
+
+  started() {
+    process.stdout.write(`${ESC}[?1049h`);
+    this.writeSessionsFile("idle");
+  }
+
+  turnStarted(_app, prompt) {
+    this.turnUuid = undefined;
+    this.messageCount = 1;
+    this.append({
+      type: "file-history-snapshot",
+      messageId: randomUUID(),
+      snapshot: { trackedFileBackups: {}, timestamp: new Date().toISOString() },
+      isSnapshotUpdate: false,
+    });
+    this.turnUuid = this.envelope("user", { message: { role: "user", content: prompt } });
+    this.writeSessionsFile("busy");
+  }
+
+  toolCall(_app, call) {
+    this.toolUseId = `toolu_${randomUUID().replace(/-/g, "").slice(0, 20)}`;
+    this.toolUuid = this.assistant(
+      [
+        {
+          type: "tool_use",
+          id: this.toolUseId,
+          name: call.tool,
+          input:
+            call.tool === "Bash"
+              ? { command: call.command, description: call.description }
+              : { file_path: `${process.cwd()}/${call.command}` },
+        },
+      ],
+      "tool_use",
+    );
+    this.messageCount++;
+  }
+
+  approvalWaiting(_app, _call, waiting) {
+    this.writeSessionsFile(waiting ? "waiting" : "busy", waiting ? "permission prompt" : undefined);
+  }
+
+  toolResult(_app, _call, output, isError) {
+    this.envelope("user", {
+      message: {
+        role: "user",
+        content: [{ tool_use_id: this.toolUseId, type: "tool_result", content: output, is_error: isError }],
+      },
+      toolUseResult: { stdout: output, stderr: "", interrupted: false },
+      sourceToolAssistantUUID: this.toolUuid,
+    });
+    this.messageCount++;
+  }
+
+  reply(_app, text) {
+    this.assistant([{ type: "text", text }], "end_turn");
+    this.messageCount++;
+  }
+
+  turnCompleted(_app, ms) {
+    this.writeSessionsFile("idle");
+    if (!modern && ms < OLD_TURN_DURATION_MIN_MS) return;
+    const count = this.messageCount;
+    setTimeout(() => {
+      this.envelope("system", { subtype: "turn_duration", durationMs: ms, messageCount: count, isMeta: false });
+    }, TURN_END_LAG_MS);
+  }
+
+  turnInterrupted(_app, pending) {
+    if (pending) {
+      this.envelope("user", {
+        message: {
+          role: "user",
+          content: [
+            { type: "tool_result", content: "Interrupted by user", is_error: true, tool_use_id: this.toolUseId },
+          ],
+        },
+        toolUseResult: "Interrupted by user",
+        sourceToolAssistantUUID: this.toolUuid,
+      });
+    }
+    const text = pending ? "[Request interrupted by user for tool use]" : "[Request interrupted by user]";
+    this.envelope("user", { message: { role: "user", content: [{ type: "text", text }] } });
+    this.writeSessionsFile("idle");
+  }
+
+  apiError(_app, message) {
+    this.envelope("assistant", {
+      message: {
+        id: randomUUID(),
+        container: null,
+        model: "<synthetic>",
+        role: "assistant",
+        stop_reason: "stop_sequence",
+        stop_sequence: "",
+        type: "message",
+        usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        content: [{ type: "text", text: message }],
+        context_management: null,
+      },
+      isApiErrorMessage: true,
+    });
+    this.writeSessionsFile("idle");
+  }
+
+  exiting() {
+    process.stdout.write(`${ESC}[?2004l${ESC}[?1049l`);
+    rmSync(this.sessionsFile, { force: true });
+  }
+
+  // --- screen -------------------------------------------------------------------------------
+
+  itemLines(item, cols) {
+    switch (item.kind) {
+      case "user":
+        return ["", ...wrap(item.text, cols, "> ", "  ")];
+      case "assistant":
+        return ["", ...wrap(item.text, cols, "⏺ ", "  ")];
+      case "tool":
+        return ["", `⏺ ${item.text.tool}(${item.text.command})`];
+      case "result":
+        return wrap(item.text.split("\n")[0], cols, "  ⎿  ", "     ");
+      case "interrupted":
+        return ["  ⎿  Interrupted · What should Claude do instead?"];
+      case "error":
+        return wrap(item.text, cols, "  ⎿  ", "     ");
+      case "done":
+        return ["", `✻ Worked for ${item.text}`];
+      default:
+        return [];
+    }
+  }
+
+  render(app) {
+    const { cols, rows } = screenSize();
+    const rule = "─".repeat(cols);
+    const title = app.mode === "working" ? `${TITLE_WORKING[app.spinnerFrame % 2]} Claude Code` : "✳ Claude Code";
+    if (title !== this.title) {
+      setTitle(title);
+      this.title = title;
+    }
+    let bottom;
+    let cursor;
+    if (app.mode === "approval") {
+      const call = app.turn?.pending ?? { command: "", description: "" };
+      bottom = [
+        rule,
+        " Bash command",
+        "",
+        `   ${call.command}`,
+        `   ${call.description}`,
+        "",
+        " Do you want to proceed?",
+        " ❯ 1. Yes",
+        `   2. Yes, and don't ask again for rm commands in ${app.cwd}`,
+        "   3. No, and tell Claude what to do differently (esc)",
+        "",
+        " Esc to cancel",
+      ];
+    } else {
+      const inputLines = wrap(app.input, cols, "❯ ", "  ");
+      const footer = app.notice || (app.mode === "working" ? "  esc to interrupt" : "  ? for shortcuts");
+      const spinner =
+        app.mode === "working"
+          ? [`${SPINNER[app.spinnerFrame % SPINNER.length]} Thinking… (${app.elapsedSeconds}s · esc to interrupt)`, ""]
+          : [];
+      bottom = [...spinner, rule, ...inputLines, rule, footer];
+      const last = inputLines[inputLines.length - 1] ?? "❯ ";
+      cursor = { row: rows - 2, col: Math.min(cols, last.length + 1) };
+    }
+    const header = [` ✻ Claude Code v${VERSION}`, `   ${app.cwd}`];
+    const body = [...header, ...app.items.flatMap((item) => this.itemLines(item, cols))];
+    const room = Math.max(0, rows - bottom.length);
+    const top = body.slice(-room);
+    while (top.length < room) top.push("");
+    drawFullScreen([...top, ...bottom], rows, cursor);
+  }
+}
+
+/** Runs the Claude Code stand-in in the current terminal. */
+export function runClaude() {
+  process.title = "claude";
+  new StandIn(new ClaudeAdapter()).start();
+}
