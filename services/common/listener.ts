@@ -43,10 +43,28 @@ export async function listenOnePort(handler: DualHandler, host: string, port: nu
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
   });
+  // http.Server tracks idle keep-alive sockets only for servers that listen themselves, so
+  // closeIdleConnections() cannot see ours: count HTTP/1.1 requests in flight per socket instead.
+  const h1InFlight = new Map<net.Socket, number>();
+  /** Sockets handed to the HTTP/2 server; their sessions close them on shutdown. */
+  const h2Sockets = new WeakSet<net.Socket>();
+  let closing = false;
+  h1.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const socket = req.socket;
+    h1InFlight.set(socket, (h1InFlight.get(socket) ?? 0) + 1);
+    res.once("close", () => {
+      const left = (h1InFlight.get(socket) ?? 1) - 1;
+      h1InFlight.set(socket, left);
+      if (closing && left === 0) socket.end();
+    });
+  });
 
   const tcp = net.createServer((socket) => {
     sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
+    socket.once("close", () => {
+      sockets.delete(socket);
+      h1InFlight.delete(socket);
+    });
     socket.setTimeout(FIRST_BYTES_TIMEOUT_MS, () => socket.destroy());
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
@@ -60,8 +78,10 @@ export async function listenOnePort(handler: DualHandler, host: string, port: nu
       socket.unshift(seen);
       if (isH2Prefix) {
         // The HTTP/2 session reads the unshifted preface itself; resuming here would lose it.
+        h2Sockets.add(socket);
         h2.emit("connection", socket);
       } else {
+        h1InFlight.set(socket, 0);
         h1.emit("connection", socket);
         socket.resume();
       }
@@ -85,18 +105,22 @@ export async function listenOnePort(handler: DualHandler, host: string, port: nu
     port: address.port,
     url: `http://${urlHost}:${address.port}`,
     close: async () => {
+      closing = true;
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
       for (const session of sessions) session.close();
-      h1.closeIdleConnections();
+      // Idle HTTP/1.1 keep-alive sockets end now; sockets that have not said which protocol they speak
+      // are dropped; HTTP/2 sockets end with their sessions.
+      for (const socket of sockets) {
+        const inFlight = h1InFlight.get(socket);
+        if (inFlight === 0) socket.end();
+        else if (inFlight === undefined && !h2Sockets.has(socket)) socket.destroy();
+      }
       const deadline = setTimeout(() => {
         for (const session of sessions) session.destroy();
         for (const socket of sockets) socket.destroy();
       }, CLOSE_GRACE_MS);
       // HTTP/1.1 sockets with a request in flight close once it ends; poll the set until empty.
-      while (sockets.size > 0) {
-        h1.closeIdleConnections();
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      while (sockets.size > 0) await new Promise((r) => setTimeout(r, 20));
       clearTimeout(deadline);
       await closed;
     },
