@@ -1,0 +1,201 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { type ChatCompletionChunk, encodeChunk, firstChunk, restChunks, STREAM_DONE } from "./chat-completions-chunks.js";
+import type { ScriptedReply } from "./model-reply.js";
+import { encodeResponsesEvent, responseBody, responseCreated } from "./responses-events.js";
+
+/** Which model API a request used. */
+export type ModelApi = "responses" | "chat-completions" | "other";
+
+/** One HTTP request the CLI sent to the mock, kept so tests can assert what was asked. */
+export interface RecordedRequest {
+  readonly api: ModelApi;
+  readonly method: string;
+  readonly path: string;
+  readonly body: unknown;
+  readonly receivedAt: number;
+}
+
+/** How a scripted reply ended: streamed to the end, or cut off because the client went away. */
+export type ReplyOutcome = "completed" | "aborted";
+
+/** A scripted reply waiting in the queue, and the handles a test uses to follow and steer it. */
+export interface PendingReply {
+  readonly reply: ScriptedReply;
+  /** Resolves with the request this reply answers, when the CLI asks. */
+  readonly requested: Promise<RecordedRequest>;
+  /** Lets a held reply finish streaming; harmless for a reply that is not held. */
+  release(): void;
+  /** Resolves when the response ended, saying whether the client stayed to the end. */
+  readonly ended: Promise<ReplyOutcome>;
+}
+
+/** Options of the mock server. */
+export interface MockModelServerOptions {
+  /** The model id the server reports in its streams and `/v1/models`. */
+  readonly model: string;
+  /**
+   * Answers side requests the test does not script (e.g. a session-title request) without taking a
+   * reply from the queue; return undefined for a request that should take the next scripted reply.
+   */
+  readonly sideReply?: (request: RecordedRequest) => ScriptedReply | undefined;
+}
+
+/** A loopback model server scripted by a test. */
+export interface MockModelServer {
+  /** Base URL including `/v1`, for the CLIs' provider settings. */
+  readonly baseUrl: string;
+  /** Every request received, oldest first. */
+  readonly requests: readonly RecordedRequest[];
+  /** Model requests that arrived when the queue was empty (each got a placeholder reply). */
+  readonly unexpected: readonly RecordedRequest[];
+  /** Queues a reply for the next model request that is not a side request. */
+  enqueue(reply: ScriptedReply): PendingReply;
+  /** Stops listening and cuts every open response. */
+  close(): Promise<void>;
+}
+
+/** Text sent when the CLI asks more than the test scripted, so the CLI does not spin on retries. */
+const UNSCRIPTED_TEXT = "(the compat mock had no scripted reply for this request)";
+/** Largest request body accepted: CLIs send the whole conversation and tool schemas each turn. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+interface QueuedReply {
+  readonly reply: ScriptedReply;
+  readonly onRequest: (request: RecordedRequest) => void;
+  readonly released: Promise<void>;
+  readonly onEnd: (outcome: ReplyOutcome) => void;
+}
+
+/** Starts the mock on 127.0.0.1 with a port the OS picks. */
+export async function startMockModelServer(options: MockModelServerOptions): Promise<MockModelServer> {
+  const requests: RecordedRequest[] = [];
+  const unexpected: RecordedRequest[] = [];
+  const queue: QueuedReply[] = [];
+  const openResponses = new Set<ServerResponse>();
+
+  const server = createServer((req, res) => {
+    openResponses.add(res);
+    res.once("close", () => openResponses.delete(res));
+    handle(req, res).catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: err instanceof Error ? err.message : String(err) } }));
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const api: ModelApi = path.endsWith("/responses") ? "responses" : path.endsWith("/chat/completions") ? "chat-completions" : "other";
+    const body: unknown = raw.length > 0 && isJson(req) ? JSON.parse(raw) : raw;
+    const request: RecordedRequest = { api, method: req.method ?? "GET", path, body, receivedAt: Date.now() };
+    requests.push(request);
+    if (api === "other") {
+      answerOther(path, res);
+      return;
+    }
+    const side = options.sideReply?.(request);
+    let queued: QueuedReply;
+    if (side !== undefined) {
+      queued = { reply: side, onRequest: () => undefined, released: Promise.resolve(), onEnd: () => undefined };
+    } else {
+      const next = queue.shift();
+      if (next === undefined) {
+        unexpected.push(request);
+        queued = { reply: { text: UNSCRIPTED_TEXT }, onRequest: () => undefined, released: Promise.resolve(), onEnd: () => undefined };
+      } else {
+        queued = next;
+      }
+    }
+    queued.onRequest(request);
+    const outcome = await stream(api, queued, res);
+    queued.onEnd(outcome);
+  }
+
+  async function stream(api: "responses" | "chat-completions", queued: QueuedReply, res: ServerResponse): Promise<ReplyOutcome> {
+    const id = randomBytes(6).toString("hex");
+    let gone = false;
+    res.once("close", () => {
+      gone = !res.writableFinished;
+    });
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    if (api === "responses") {
+      res.write(encodeResponsesEvent(responseCreated(`resp_${id}`, options.model)));
+    } else {
+      res.write(encodeChunk(firstChunk(`chatcmpl-${id}`, options.model)));
+    }
+    const closed = new Promise<void>((r) => res.once("close", () => r()));
+    await Promise.race([queued.released, closed]);
+    if (gone || res.destroyed) return "aborted";
+    if (api === "responses") {
+      for (const event of responseBody(`resp_${id}`, options.model, queued.reply)) res.write(encodeResponsesEvent(event));
+    } else {
+      const chunks: ChatCompletionChunk[] = restChunks(`chatcmpl-${id}`, options.model, queued.reply);
+      for (const c of chunks) res.write(encodeChunk(c));
+      res.write(STREAM_DONE);
+    }
+    res.end();
+    return "completed";
+  }
+
+  function answerOther(path: string, res: ServerResponse): void {
+    if (path.endsWith("/models")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ object: "list", data: [{ id: options.model, object: "model", created: 0, owned_by: "staragent-compat" }] }));
+      return;
+    }
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { message: `the compat mock does not serve ${path}` } }));
+  }
+
+  await new Promise<void>((resolveListen, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolveListen());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    unexpected,
+    enqueue(reply) {
+      let onRequest: (request: RecordedRequest) => void = () => undefined;
+      let release: () => void = () => undefined;
+      let onEnd: (outcome: ReplyOutcome) => void = () => undefined;
+      const requested = new Promise<RecordedRequest>((r) => {
+        onRequest = r;
+      });
+      const released = new Promise<void>((r) => {
+        release = r;
+      });
+      const ended = new Promise<ReplyOutcome>((r) => {
+        onEnd = r;
+      });
+      if (reply.hold !== true) release();
+      queue.push({ reply, onRequest, released, onEnd });
+      return { reply, requested, release, ended };
+    },
+    async close() {
+      for (const res of openResponses) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+function isJson(req: IncomingMessage): boolean {
+  return (req.headers["content-type"] ?? "").includes("json");
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > MAX_BODY_BYTES) throw new Error("request body too large for the compat mock");
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,21 @@
+/** A tool call the scripted model makes: a function name and its JSON arguments. */
+export interface ScriptedToolCall {
+  readonly name: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * One scripted model reply: text, a tool call, or both (text first). `hold` keeps the response open
+ * after its first event until the test releases it, so "a turn is running" can be observed at leisure.
+ */
+export interface ScriptedReply {
+  readonly text?: string;
+  readonly toolCall?: ScriptedToolCall;
+  readonly hold?: boolean;
+}
+
+/** The text deltas a reply streams: the text cut into a few pieces, like a real model's tokens. */
+export function textDeltas(text: string): string[] {
+  const words = text.split(/(?<= )/);
+  return words.length > 0 ? words : [text];
+}
