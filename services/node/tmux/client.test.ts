@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { escapeArgument, sessionTarget, TmuxClient, TmuxError } from "./client.js";
+
+describe("tmux client helpers", () => {
+  it("escapes only a trailing ';', which tmux would read as a command separator", () => {
+    expect(escapeArgument(";")).toBe("\\;");
+    expect(escapeArgument("kill-server;")).toBe("kill-server\\;");
+    expect(escapeArgument("a;b")).toBe("a;b");
+    expect(escapeArgument("plain")).toBe("plain");
+  });
+
+  it("targets sessions by exact name", () => {
+    expect(sessionTarget("foo")).toBe("=foo");
+  });
+
+  it("tells not-found failures from others", () => {
+    expect(new TmuxError("x", "can't find session: =nope", 1).isNotFound).toBe(true);
+    expect(new TmuxError("x", "no server running on /tmp/tmux-0/x", 1).isNotFound).toBe(true);
+    expect(new TmuxError("x", "duplicate session: a", 1).isNotFound).toBe(false);
+  });
+
+  it("selects its socket with -L and never passes TMUX on", () => {
+    const client = new TmuxClient({ socketName: "sock", env: { TMUX: "/tmp/x,1,0", TMUX_PANE: "%1", KEEP: "1" } });
+    expect(client.socketArgs).toEqual(["-L", "sock"]);
+    expect(client.environment).toEqual({ KEEP: "1" });
+    expect(new TmuxClient({ env: {} }).socketArgs).toEqual([]);
+  });
+
+  it("reports a missing tmux binary as a TmuxError", async () => {
+    const client = new TmuxClient({ tmuxPath: "/nonexistent/tmux", env: {} });
+    await expect(client.run(["list-sessions"])).rejects.toBeInstanceOf(TmuxError);
+  });
+});
