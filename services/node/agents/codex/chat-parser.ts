@@ -1,0 +1,131 @@
+import { ChatRole, Cli } from "../../../../gen/staragent/v1/session_pb.js";
+import type { ChatParser, ParsedMessage } from "../../chat/chat-parser.js";
+import { cleanLines, dedent, isBlank, joinText } from "../../chat/screen-lines.js";
+
+/**
+ * Codex's conversation as its TUI prints it into the terminal's scrollback (FORMATS.md "Codex CLI",
+ * 0.4x to 0.17x):
+ *
+ *   › the prompt                      continuation lines indented by 2
+ *   • answer text                     continuation indented by 2
+ *   • Ran npm test                    a tool: a verb, its target, output under `└` (indented by 4)
+ *     └ output …
+ *   ■ Conversation interrupted …      errors; `⚠ …` warnings
+ *   ◦ Working (2s • esc to interrupt) status, `─ Worked for 3s ─…` rules: not messages
+ *   › Ask Codex to do anything        the composer and its footer at the bottom
+ *
+ * Approval dialogs (`Would you like to run the following command?`) replace the composer.
+ */
+export const codexChatParser: ChatParser = {
+  cli: Cli.CODEX,
+  parse(raw) {
+    const lines = cleanLines(raw);
+    return parseBlocks(lines.slice(0, bottomChromeStart(lines)));
+  },
+};
+
+const USER_MARK = /^› ?(.*)$/;
+const BULLET_MARK = /^[•◦] (.*)$/;
+const ERROR_MARK = /^■ (.*)$/;
+const WARNING_MARK = /^⚠ ?(.*)$/;
+/** The status line shown while a turn waits for its first token. */
+const WORKING = /^[•◦] Working(?: \(|$)/;
+/** Lines only the approval and question dialogs draw; the dialog starts at the first of them. */
+const DIALOG_TITLE =
+  /^\s*(?:Would you like to (?:run the following command|make the following edits|grant these permissions)\?|Do you trust the contents of this directory\?|Trust this folder\?)/;
+/** How far above the bottom a dialog or the composer may start (they are drawn in the bottom pane). */
+const BOTTOM_PANE_LINES = 40;
+/** Tool cells: the verb Codex prints, with the tool name reported for it. */
+const TOOL_VERBS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^(?:Ran|Running)\s+(.*)$/s, "shell"],
+  [/^(?:Explored|Exploring)\s*(.*)$/s, "explore"],
+  [/^(?:Edited|Editing|Added|Deleted|Applied patch(?: to)?)\s+(.*?)(?:\s+\(\+\d+ -\d+\))?$/s, "apply_patch"],
+  [/^(?:Called|Calling)\s+(.*)$/s, "mcp"],
+  [/^Updated Plan\s*(.*)$/s, "update_plan"],
+  [/^(?:Searched|Searching) the web\s*(.*)$/s, "web_search"],
+];
+
+/** The bottom pane: an approval or trust dialog, else the composer (the last `›` line at column 0). */
+function bottomChromeStart(lines: readonly string[]): number {
+  const floor = Math.max(0, lines.length - BOTTOM_PANE_LINES);
+  for (let i = lines.length - 1; i >= floor; i--) {
+    if (DIALOG_TITLE.test(lines[i] ?? "")) return i;
+  }
+  for (let i = lines.length - 1; i >= floor; i--) {
+    const line = lines[i] ?? "";
+    if (BULLET_MARK.test(line) && !WORKING.test(line)) break;
+    if (USER_MARK.test(line)) return i;
+  }
+  return lines.length;
+}
+
+interface Block {
+  readonly kind: "user" | "bullet" | "error" | "warning";
+  readonly lines: string[];
+}
+
+function parseBlocks(lines: readonly string[]): ParsedMessage[] {
+  const blocks: Block[] = [];
+  let current: Block | undefined;
+  for (const line of lines) {
+    const start = blockStart(line);
+    if (start) {
+      current = start;
+      blocks.push(current);
+    } else if (current && (isBlank(line) || line.startsWith(" "))) {
+      current.lines.push(line);
+    } else {
+      // Column-0 text that starts no cell: status lines, rules, the banner box.
+      current = undefined;
+    }
+  }
+  return blocks.flatMap(toMessages);
+}
+
+function blockStart(line: string): Block | undefined {
+  if (WORKING.test(line)) return undefined;
+  const user = USER_MARK.exec(line);
+  if (user) return { kind: "user", lines: [user[1] ?? ""] };
+  const bullet = BULLET_MARK.exec(line);
+  if (bullet) return { kind: "bullet", lines: [bullet[1] ?? ""] };
+  const error = ERROR_MARK.exec(line);
+  if (error) return { kind: "error", lines: [error[1] ?? ""] };
+  const warning = WARNING_MARK.exec(line);
+  if (warning) return { kind: "warning", lines: [warning[1] ?? ""] };
+  return undefined;
+}
+
+function toMessages(block: Block): ParsedMessage[] {
+  const text = () => joinText([block.lines[0] ?? "", ...dedent(block.lines.slice(1), 2)]);
+  switch (block.kind) {
+    case "user":
+      return [{ role: ChatRole.USER, text: text() }];
+    case "error":
+    case "warning":
+      return [{ role: ChatRole.SYSTEM, text: text() }];
+    case "bullet":
+      return [toolMessage(block.lines) ?? { role: ChatRole.ASSISTANT, text: text() }].filter(
+        (m) => m.text !== "" || m.role === ChatRole.TOOL,
+      );
+  }
+}
+
+function toolMessage(lines: readonly string[]): ParsedMessage | undefined {
+  const head = lines[0] ?? "";
+  for (const [pattern, toolName] of TOOL_VERBS) {
+    const match = pattern.exec(head);
+    if (!match) continue;
+    const body = dedent(lines.slice(1), 2).map((l) => l.replace(/^└ ?/, "  "));
+    const output = joinText(body);
+    const target = (match[1] ?? "").trim();
+    // `Explored` names its targets on the lines below (`└ Read main.ts`).
+    const firstItem = output.split("\n")[0] ?? "";
+    return {
+      role: ChatRole.TOOL,
+      toolName,
+      toolTarget: target !== "" ? target : firstItem.trim(),
+      text: output,
+    };
+  }
+  return undefined;
+}
