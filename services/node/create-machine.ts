@@ -1,5 +1,6 @@
 import type { Logger } from "../common/log.js";
 import { AGENT_MODULES } from "./agents/index.js";
+import { MachineChat } from "./chat/machine-chat.js";
 import { Machine } from "./machine.js";
 import { StatusEngine } from "./status/engine.js";
 import { openStateFiles } from "./store/state-files.js";
@@ -16,8 +17,8 @@ export interface MachineConfig {
   readonly log: Logger;
 }
 
-/** Builds the machine backend (tmux client, state files, status engine) for one machine. */
-export function createMachine(config: MachineConfig): { machine: Machine; tmux: TmuxClient } {
+/** Builds the machine backend (tmux client, state files, status engine, chat) for one machine. */
+export function createMachine(config: MachineConfig): { machine: Machine; tmux: TmuxClient; chat: MachineChat } {
   const tmux = new TmuxClient({ socketName: config.tmuxSocket, env: config.env });
   const inspector = new StatusEngine({ tmux, agents: AGENT_MODULES, nodeEnv: config.env });
   const machine = new Machine({
@@ -27,5 +28,6 @@ export function createMachine(config: MachineConfig): { machine: Machine; tmux: 
     inspector,
     log: config.log.child("machine"),
   });
-  return { machine, tmux };
+  const chat = new MachineChat({ machine, tmux, log: config.log.child("chat") });
+  return { machine, tmux, chat };
 }

@@ -10,8 +10,8 @@ import { cleanLines, dedent, isBlank, joinText } from "../../chat/screen-lines.j
  *   • answer text                     continuation indented by 2
  *   • Ran npm test                    a tool: a verb, its target, output under `└` (indented by 4)
  *     └ output …
- *   ■ Conversation interrupted …      errors; `⚠ …` warnings
- *   ◦ Working (2s • esc to interrupt) status, `─ Worked for 3s ─…` rules: not messages
+ *   ■ Conversation interrupted …      errors; `⚠ …` warnings; `✔ You approved …` notices
+ *   ◦ Working (2s • esc to interrupt) status, `Worked for 3s • 20:55` turn ends: not messages
  *   › Ask Codex to do anything        the composer and its footer at the bottom
  *
  * Approval dialogs (`Would you like to run the following command?`) replace the composer.
@@ -28,6 +28,10 @@ const USER_MARK = /^› ?(.*)$/;
 const BULLET_MARK = /^[•◦] (.*)$/;
 const ERROR_MARK = /^■ (.*)$/;
 const WARNING_MARK = /^⚠ ?(.*)$/;
+/** Notices such as `✔ You approved codex to run … this time`. */
+const NOTICE_MARK = /^✔ (.*)$/;
+/** The turn-end line, drawn under the last answer (0.17x) or as a rule (`─ Worked for 3s ───`). */
+const WORKED_FOR = /^\s*(?:─ )?Worked for (?:\d+h )?(?:\d+m )?\d+s\b/;
 /** The status line shown while a turn waits for its first token. */
 const WORKING = /^[•◦] Working(?: \(|$)/;
 /** Lines only the approval and question dialogs draw; the dialog starts at the first of them. */
@@ -72,6 +76,8 @@ function parseBlocks(lines: readonly string[]): ParsedMessage[] {
     if (start) {
       current = start;
       blocks.push(current);
+    } else if (WORKED_FOR.test(line)) {
+      current = undefined;
     } else if (current && (isBlank(line) || line.startsWith(" "))) {
       current.lines.push(line);
     } else {
@@ -90,7 +96,7 @@ function blockStart(line: string): Block | undefined {
   if (bullet) return { kind: "bullet", lines: [bullet[1] ?? ""] };
   const error = ERROR_MARK.exec(line);
   if (error) return { kind: "error", lines: [error[1] ?? ""] };
-  const warning = WARNING_MARK.exec(line);
+  const warning = WARNING_MARK.exec(line) ?? NOTICE_MARK.exec(line);
   if (warning) return { kind: "warning", lines: [warning[1] ?? ""] };
   return undefined;
 }

@@ -79,6 +79,9 @@ function parseLines(lines: readonly string[]): ParsedMessage[] {
     const text = line.trim();
     if (TURN_FOOTER.test(text) || THINKING.test(text) || text.startsWith("~ ") || isBlockArt(line)) {
       flush();
+      // The footer of an aborted turn says so: the one notice opencode draws outside a panel.
+      if (TURN_FOOTER.test(text) && text.endsWith("· interrupted"))
+        out.push({ role: ChatRole.SYSTEM, text: "Interrupted" });
       continue;
     }
     const tool = INLINE_TOOL.exec(text);
