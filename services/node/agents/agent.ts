@@ -2,6 +2,24 @@ import type { Cli, PromptKind } from "../../../gen/staragent/v1/session_pb.js";
 import type { PaneInfo } from "../tmux/panes.js";
 import type { ProcessInfo } from "./process-table.js";
 
+/**
+ * How long a pane bottom read may be reused while the pane shows nothing new: prompts that appear
+ * without a native-state change (or where there is none) are seen within this time, and a session
+ * costs at most one tmux capture per this interval.
+ */
+export const SCREEN_RECHECK_MS = 1_000;
+
+/**
+ * Slack when comparing a native log's mtime with its process's start (start times come from clock
+ * ticks since boot): a log written this long before the process started still counts as its own.
+ */
+export const PROCESS_START_SLACK_MS = 1_000;
+
+/** True when a native log written at `mtimeMs` can describe a process started at `processStart`. */
+export function writtenSince(mtimeMs: number, processStart: Date): boolean {
+  return mtimeMs >= processStart.getTime() - PROCESS_START_SLACK_MS;
+}
+
 /** What one agent module is given to observe a pane running its CLI. */
 export interface AgentContext {
   readonly pane: PaneInfo;
@@ -11,8 +29,12 @@ export interface AgentContext {
   readonly processStart: Date;
   /** The CLI process's environment (`/proc/<pid>/environ`), falling back to the node's own. */
   readonly env: () => Promise<Readonly<Record<string, string | undefined>>>;
-  /** The bottom of the pane (about 30 lines), ANSI stripped; read at most once per observation. */
-  readonly screen: () => Promise<string>;
+  /**
+   * The bottom of the pane (about 30 lines), ANSI stripped. Reading it spawns tmux, so it is cached per
+   * pane: a read younger than `maxAgeMs` (default SCREEN_RECHECK_MS) of an unchanged pane is reused.
+   * Pass 0 when the native state just changed and a prompt may have appeared with it.
+   */
+  readonly screen: (maxAgeMs?: number) => Promise<string>;
 }
 
 /** A visible question on screen. */
@@ -38,6 +60,8 @@ export interface AgentSignals {
    * delivery is confirmed when it changes after a message is sent.
    */
   readonly lastUserTurn?: string;
+  /** True when the CLI's native state was found, so chat delivery can be confirmed from it. */
+  readonly hasNativeLog?: boolean;
 }
 
 /** One supported CLI: how to recognise it and how to read its state. Adding a CLI adds one module. */

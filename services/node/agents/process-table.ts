@@ -80,3 +80,41 @@ export function descendants(table: ProcessTable, rootPid: number): ProcessInfo[]
   }
   return out;
 }
+
+/**
+ * Reads only the processes below (and including) `rootPid` through `/proc/<pid>/task/<tid>/children`:
+ * a few files for a pane instead of every process on the machine. Undefined when the kernel does not
+ * offer `children` files (the caller then reads the whole table).
+ */
+export async function readProcessTree(rootPid: number, proc = "/proc"): Promise<ProcessInfo[] | undefined> {
+  const out: ProcessInfo[] = [];
+  const queue = [rootPid];
+  const seen = new Set<number>();
+  while (queue.length > 0) {
+    const pid = queue.shift() as number;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    const info = await readProcess(pid, proc);
+    if (!info) continue;
+    out.push(info);
+    let tasks: string[];
+    try {
+      tasks = await readdir(`${proc}/${pid}/task`);
+    } catch {
+      continue;
+    }
+    const lists = await Promise.all(
+      tasks.map((tid) =>
+        readFile(`${proc}/${pid}/task/${tid}/children`, "utf8").catch((err: NodeJS.ErrnoException) => err),
+      ),
+    );
+    for (const list of lists) {
+      if (list instanceof Error) {
+        if (list.code === "ENOENT" && pid === rootPid && tasks.length > 0) return undefined;
+        continue;
+      }
+      for (const child of list.split(" ")) if (child !== "" && child !== "\n") queue.push(Number(child));
+    }
+  }
+  return out;
+}

@@ -1,0 +1,106 @@
+import type { JsonRecord, LifecycleReducer } from "../log-follower.js";
+import { objectField, stringField } from "../record-fields.js";
+
+/** The newest turn of a Codex rollout. */
+export interface CodexTurnState {
+  readonly turn: "active" | "completed" | "interrupted" | "none";
+  /** `turn_id` of the newest turn ("" in legacy rollouts, which have none). */
+  readonly turnId: string;
+  /** Identity of the newest completed turn ("" when none). */
+  readonly completionId: string;
+  /** Identity of the newest user prompt: its turn's id, or its timestamp in legacy rollouts. */
+  readonly lastUserTurn: string;
+  /** Tool calls without output yet (an approval may be on screen: it is never persisted). */
+  readonly pendingCalls: readonly string[];
+  /** True once any task event was seen: without them (about 0.60) messages decide the turn. */
+  readonly taskEvents: boolean;
+  /** The record that decided `turn`, for the status detail. */
+  readonly decidedBy: string;
+}
+
+const INITIAL: CodexTurnState = {
+  turn: "none",
+  turnId: "",
+  completionId: "",
+  lastUserTurn: "",
+  pendingCalls: [],
+  taskEvents: false,
+  decidedBy: "no records",
+};
+
+/** Tool call and output item types in `response_item` payloads. */
+const CALL_TYPES: ReadonlySet<string> = new Set(["function_call", "custom_tool_call", "local_shell_call"]);
+const OUTPUT_TYPES: ReadonlySet<string> = new Set(["function_call_output", "custom_tool_call_output"]);
+
+/**
+ * Codex's rollout lifecycle (FORMATS.md): `task_started` opens a turn, `task_complete` completes it
+ * (identity `turn_id`), `turn_aborted` ends it by reason. Legacy rollouts without task events: a user
+ * message newer than the last agent message means working. Unknown types are skipped.
+ */
+export const codexRolloutReducer: LifecycleReducer<CodexTurnState> = {
+  initial: () => INITIAL,
+  opensTurn: (record) => record.type === "event_msg" && objectField(record, "payload")?.type === "task_started",
+  apply(state, record) {
+    const payload = objectField(record, "payload");
+    if (!payload) return state;
+    if (record.type === "response_item") return applyItem(state, payload);
+    if (record.type !== "event_msg") return state;
+    const turnId = stringField(payload, "turn_id");
+    switch (payload.type) {
+      case "task_started":
+        return {
+          ...state,
+          turn: "active",
+          turnId,
+          pendingCalls: [],
+          taskEvents: true,
+          decidedBy: "task_started",
+        };
+      case "task_complete":
+        return {
+          ...state,
+          turn: "completed",
+          completionId: turnId || state.turnId,
+          pendingCalls: [],
+          taskEvents: true,
+          decidedBy: "task_complete",
+        };
+      case "turn_aborted": {
+        const reason = stringField(payload, "reason");
+        const base = { ...state, pendingCalls: [], taskEvents: true, decidedBy: `turn_aborted: ${reason}` };
+        if (reason === "replaced") return { ...base, turn: "active" };
+        if (reason === "budget_limited") return { ...base, turn: "completed", completionId: turnId || state.turnId };
+        return { ...base, turn: "interrupted" };
+      }
+      case "user_message": {
+        const id = state.taskEvents && state.turnId !== "" ? state.turnId : stringField(record, "timestamp");
+        if (state.taskEvents) return { ...state, lastUserTurn: id };
+        return { ...state, turn: "active", lastUserTurn: id, decidedBy: "user message (legacy)" };
+      }
+      case "agent_message":
+        if (state.taskEvents || state.lastUserTurn === "") return state;
+        return {
+          ...state,
+          turn: state.pendingCalls.length > 0 ? "active" : "completed",
+          completionId: state.lastUserTurn,
+          decidedBy: "agent message (legacy)",
+        };
+      default:
+        return state;
+    }
+  },
+};
+
+function applyItem(state: CodexTurnState, payload: JsonRecord): CodexTurnState {
+  const type = stringField(payload, "type");
+  const callId = stringField(payload, "call_id");
+  if (CALL_TYPES.has(type) && callId !== "") {
+    return {
+      ...state,
+      turn: state.taskEvents ? state.turn : "active",
+      pendingCalls: [...state.pendingCalls, callId],
+    };
+  }
+  if (OUTPUT_TYPES.has(type)) return { ...state, pendingCalls: state.pendingCalls.filter((c) => c !== callId) };
+  return state;
+}
