@@ -6,8 +6,10 @@ import { SessionSchema } from "../../gen/staragent/v1/session_pb.js";
 import { type EnvironmentConfig, readEnvironment } from "../common/config.js";
 import { runHub } from "../hub/main.js";
 import { runNode } from "../node/main.js";
+import { chatCommand } from "./chat-command.js";
 import { connectHub, sessionArgument, UsageError } from "./client.js";
 import { sessionTable } from "./format.js";
+import { sendCommand } from "./send-command.js";
 
 /** One `staragent` sub-command. */
 export interface Command {
@@ -102,6 +104,8 @@ const commands: Record<string, Command> = {
       return 0;
     },
   },
+  send: sendCommand,
+  chat: chatCommand,
 };
 
 /** Adds a command (each feature registers its own). */
