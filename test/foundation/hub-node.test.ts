@@ -1,0 +1,163 @@
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Connectivity } from "../../gen/staragent/v1/node_service_pb.js";
+import { SessionOrigin } from "../../gen/staragent/v1/session_pb.js";
+import { runCli, type ServerProcess, startServerProcess } from "../support/servers.js";
+import { createTestTmux, type TestTmux } from "../support/tmux.js";
+import { failureOf, type HubFixture, startHubFixture, testToken } from "./hub-fixture.js";
+
+/** A loopback port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe("a Hub routing to a Node on another tmux server", () => {
+  let nodeTmux: TestTmux;
+  let node: ServerProcess | undefined;
+  let f: HubFixture | undefined;
+  let cwd: string;
+  const hub = () => f as HubFixture;
+
+  beforeAll(async () => {
+    nodeTmux = createTestTmux();
+    cwd = await mkdtemp(join(tmpdir(), "sa-node-cwd-"));
+    await nodeTmux.run("new-session", "-d", "-s", "remote-one", "sleep 600");
+    const nodeToken = testToken();
+    node = await startServerProcess({
+      kind: "node",
+      tmuxSocket: nodeTmux.socketName,
+      token: nodeToken,
+      args: ["--name", "w1"],
+    });
+    f = await startHubFixture({ args: ["--node", `w1=${node.url}`], env: { STARAGENT_NODE_TOKEN: nodeToken } });
+    await f.tmux.run("new-session", "-d", "-s", "local-one", "sleep 600");
+  });
+  afterAll(async () => {
+    await f?.close();
+    await node?.stop();
+    await nodeTmux?.close();
+    await rm(cwd, { recursive: true, force: true });
+  });
+
+  it("lists the Node's sessions next to its own", async () => {
+    const res = await hub().sessions.listSessions({ parent: "nodes/-" });
+    expect(res.sessions.map((s) => s.name)).toEqual(["nodes/local/sessions/local-one", "nodes/w1/sessions/remote-one"]);
+    expect(res.unreachable).toEqual([]);
+    expect(res.sessions.every((s) => !s.nodeUnreachable)).toBe(true);
+    const onlyNode = await hub().sessions.listSessions({ parent: "nodes/w1" });
+    expect(onlyNode.sessions.map((s) => s.tmuxSession)).toEqual(["remote-one"]);
+    const nodes = await hub().nodes.listNodes({});
+    expect(nodes.nodes.map((n) => [n.name, n.connectivity])).toEqual([
+      ["nodes/local", Connectivity.ONLINE],
+      ["nodes/w1", Connectivity.ONLINE],
+    ]);
+    const ls = await runCli(["ls"], hub().cliEnv);
+    expect(ls.code).toBe(0);
+    expect(ls.stdout).toMatch(/^w1\/remote-one\s/m);
+  });
+
+  it("creates and stops sessions on the Node, on the Node's tmux", async () => {
+    const created = await hub().sessions.createSession({
+      parent: "nodes/w1",
+      sessionId: "made-remote",
+      cwd,
+      command: ["sleep", "600"],
+    });
+    expect(created.session).toMatchObject({
+      name: "nodes/w1/sessions/made-remote",
+      node: "w1",
+      origin: SessionOrigin.CREATED,
+    });
+    expect(await nodeTmux.run("list-sessions", "-F", "#{session_name}")).toContain("made-remote");
+    await expect(hub().tmux.run("has-session", "-t", "=made-remote")).rejects.toThrow();
+    const stopped = await runCli(["stop", "w1/made-remote"], hub().cliEnv);
+    expect(stopped).toMatchObject({ code: 0, stdout: "stopped nodes/w1/sessions/made-remote\n" });
+    expect(await nodeTmux.run("list-sessions", "-F", "#{session_name}")).not.toContain("made-remote");
+  });
+
+  it("passes the Node's errors to the client unchanged", async () => {
+    expect(await failureOf(hub().sessions.getSession({ name: "nodes/w1/sessions/ghost" }))).toEqual({
+      code: "NotFound",
+      message: "session nodes/w1/sessions/ghost not found",
+    });
+    expect(
+      await failureOf(
+        hub().sessions.createSession({ parent: "nodes/w1", sessionId: "x", cwd: "relative", command: ["sleep", "1"] }),
+      ),
+    ).toEqual({ code: "InvalidArgument", message: 'cwd: "relative" is not an absolute path' });
+    expect(await failureOf(hub().sessions.stopSession({ name: "nodes/w1/sessions/remote-one" }))).toMatchObject({
+      code: "FailedPrecondition",
+      message: expect.stringMatching(/^remote-one was not created by StarAgent/),
+    });
+    expect(
+      await failureOf(
+        hub().sessions.createSession({ parent: "nodes/w1", sessionId: "remote-one", cwd, command: ["sleep", "1"] }),
+      ),
+    ).toMatchObject({ code: "AlreadyExists" });
+  });
+
+  it("adds, shows and removes Nodes through NodeService, refusing bad input", async () => {
+    const port = await closedPort();
+    const valid = { nodeId: "w2", url: `http://127.0.0.1:${port}`, token: "t0ken-for-w2", displayName: "" };
+    const invalid: Array<[Partial<typeof valid>, string]> = [
+      [{ nodeId: "Bad" }, "node_id"],
+      [{ nodeId: "" }, "node_id"],
+      [{ nodeId: "local" }, "node_id"],
+      [{ url: "not a url" }, "url"],
+      [{ url: "ftp://127.0.0.1:1" }, "url"],
+      [{ url: "http://user:pw@127.0.0.1:1" }, "url"],
+      [{ token: "" }, "token"],
+      [{ displayName: "x".repeat(129) }, "display_name"],
+    ];
+    for (const [change, field] of invalid) {
+      const failure = await failureOf(hub().nodes.addNode({ ...valid, ...change }));
+      expect([failure.code, failure.message.split(":")[0]]).toEqual(["InvalidArgument", field]);
+    }
+    expect((await failureOf(hub().nodes.addNode({ ...valid, nodeId: "w1" }))).code).toBe("AlreadyExists");
+
+    const added = await hub().nodes.addNode(valid);
+    expect(added.node).toMatchObject({ name: "nodes/w2", url: valid.url, displayName: "w2" });
+    const stored = join(hub().hub.home, "nodes.json");
+    expect((await stat(stored)).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(await readFile(stored, "utf8"))).toEqual([
+      { id: "w2", url: valid.url, token: valid.token, displayName: "w2" },
+    ]);
+    expect((await hub().nodes.getNode({ name: "nodes/w2" })).node?.url).toBe(valid.url);
+    expect((await hub().nodes.listNodes({})).nodes.map((n) => n.name)).toEqual(["nodes/local", "nodes/w1", "nodes/w2"]);
+
+    // A Node that does not answer: its calls are UNAVAILABLE, lists name it unreachable.
+    expect((await failureOf(hub().sessions.getSession({ name: "nodes/w2/sessions/a" }))).code).toBe("Unavailable");
+    expect((await hub().sessions.listSessions({ parent: "nodes/-" })).unreachable).toEqual(["nodes/w2"]);
+
+    await hub().nodes.removeNode({ name: "nodes/w2" });
+    expect((await hub().nodes.listNodes({})).nodes.map((n) => n.name)).toEqual(["nodes/local", "nodes/w1"]);
+    expect(JSON.parse(await readFile(stored, "utf8"))).toEqual([]);
+    expect((await failureOf(hub().nodes.removeNode({ name: "nodes/w2" }))).code).toBe("NotFound");
+    expect((await failureOf(hub().nodes.removeNode({ name: "nodes/local" }))).code).toBe("FailedPrecondition");
+    expect((await failureOf(hub().nodes.getNode({ name: "w1" }))).code).toBe("InvalidArgument");
+  });
+
+  it("keeps a stopped Node's last known sessions, marked unreachable; its calls are UNAVAILABLE", async () => {
+    await (node as ServerProcess).stop();
+    const res = await hub().sessions.listSessions({ parent: "nodes/-" });
+    expect(res.unreachable).toEqual(["nodes/w1"]);
+    expect(res.sessions.map((s) => [s.name, s.nodeUnreachable])).toEqual([
+      ["nodes/local/sessions/local-one", false],
+      ["nodes/w1/sessions/remote-one", true],
+    ]);
+    const failure = await failureOf(hub().sessions.getSession({ name: "nodes/w1/sessions/remote-one" }));
+    expect(failure).toMatchObject({ code: "Unavailable", message: expect.stringMatching(/^node w1 is unreachable/) });
+    expect((await hub().nodes.getNode({ name: "nodes/w1" })).node?.connectivity).toBe(Connectivity.OFFLINE);
+    const ls = await runCli(["ls"], hub().cliEnv);
+    expect(ls.code).toBe(0);
+    expect(ls.stderr).toBe("warning: nodes/w1 is unreachable; its sessions are as last seen\n");
+    expect(ls.stdout).toMatch(/^w1\/remote-one\s+\S+\?\s/m);
+  });
+});
