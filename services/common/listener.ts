@@ -59,7 +59,9 @@ export async function listenOnePort(handler: DualHandler, host: string, port: nu
     });
   });
 
-  const tcp = net.createServer((socket) => {
+  // noDelay: terminal echo and streamed output are many small writes; Nagle's algorithm would hold
+  // each behind the peer's delayed ACK (tens of milliseconds on loopback).
+  const tcp = net.createServer({ noDelay: true }, (socket) => {
     sockets.add(socket);
     socket.once("close", () => {
       sockets.delete(socket);

@@ -3,9 +3,10 @@ import { parseArgs } from "node:util";
 import { DEFAULT_HOST, DEFAULT_HUB_PORT, readEnvironment } from "../common/config.js";
 import { createLogger, parseLogLevel } from "../common/log.js";
 import { loadOrCreateToken } from "../common/tokens.js";
-import { createMachine, NODE_ID_PATTERN } from "../node/index.js";
+import { createMachine, createTerminal, NODE_ID_PATTERN } from "../node/index.js";
 import { parsePort, waitForSignal } from "../node/main.js";
 import { startHubServer } from "./hub-server.js";
+import { HubTerminalProxy } from "./terminal-proxy.js";
 
 /** The built dashboard, relative to this file (services/hub → web/dist). */
 const WEB_DIST = resolve(import.meta.dirname, "../../web/dist");
@@ -35,9 +36,17 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
   const log = createLogger("hub", parseLogLevel(config.logLevel));
   const tokenFile = join(config.home, "auth_token");
   const token = config.authToken ? { token: config.authToken, created: false } : await loadOrCreateToken(tokenFile);
-  const { machine } = createMachine({ nodeName: "local", home: config.home, tmuxSocket: config.tmuxSocket, env, log });
+  const { machine, tmux, chat } = createMachine({
+    nodeName: "local",
+    home: config.home,
+    tmuxSocket: config.tmuxSocket,
+    env,
+    log,
+  });
+  const terminal = createTerminal({ nodeName: "local", tmux, log });
   const hub = await startHubServer({
     machine,
+    chat,
     host: values.host,
     port,
     token: token.token,
@@ -46,6 +55,11 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     log,
     commandLineNodes: nodes,
     nodeToken: config.nodeToken,
+    localExtraRoutes: terminal.routes,
+    hubExtraRoutes: (router, registry) => {
+      router.service(terminal.services[0], new HubTerminalProxy(registry, log.child("terminal")));
+    },
+    hubExtraServices: terminal.services,
   });
   const where = config.authToken
     ? "from STARAGENT_AUTH_TOKEN"
@@ -57,6 +71,7 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
   );
   await waitForSignal();
   log.info("stopping");
+  await terminal.close();
   await machine.close();
   await hub.close();
 }

@@ -9,6 +9,7 @@ export { MAX_PAGE_SIZE, paginate } from "./pagination.js";
 export { parseSessionFilter } from "./session-filter.js";
 export { type ChatBackend, MachineSessionService } from "./session-service.js";
 export { JsonFile } from "./store/json-file.js";
+export { createTerminal, type MachineTerminal, type TerminalConfig } from "./terminal/create-terminal.js";
 export {
   LOCAL_NODE_ID,
   NODE_ID_PATTERN,

@@ -6,6 +6,7 @@ import { createLogger, parseLogLevel } from "../common/log.js";
 import { loadOrCreateToken } from "../common/tokens.js";
 import { createMachine } from "./create-machine.js";
 import { startNodeServer } from "./node-server.js";
+import { createTerminal } from "./terminal/create-terminal.js";
 import { NODE_ID_PATTERN } from "./tmux/names.js";
 
 /**
@@ -44,14 +45,31 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
   const log = createLogger(`node:${name}`, parseLogLevel(config.logLevel));
   const tokenPath = join(config.home, "node_token");
   const token = config.nodeToken ? { token: config.nodeToken, created: false } : await loadOrCreateToken(tokenPath);
-  const { machine } = createMachine({ nodeName: name, home: config.home, tmuxSocket: config.tmuxSocket, env, log });
-  const server = await startNodeServer({ machine, host: values.host, port, nodeToken: token.token, log });
+  const { machine, tmux, chat } = createMachine({
+    nodeName: name,
+    home: config.home,
+    tmuxSocket: config.tmuxSocket,
+    env,
+    log,
+  });
+  const terminal = createTerminal({ nodeName: name, tmux, log });
+  const server = await startNodeServer({
+    machine,
+    chat,
+    host: values.host,
+    port,
+    nodeToken: token.token,
+    log,
+    extraRoutes: terminal.routes,
+    extraServices: terminal.services,
+  });
   if (!config.nodeToken) {
     log.info(token.created ? "generated a node token" : "using the node token", { file: tokenPath });
   }
   process.stdout.write(`staragent node ${name} listening on ${server.url}\n`);
   await waitForSignal();
   log.info("stopping");
+  await terminal.close();
   await machine.close();
   await server.close();
 }

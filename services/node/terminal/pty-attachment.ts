@@ -1,0 +1,281 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import * as pty from "node-pty";
+import { type AttachResponse, AttachResponseSchema } from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import type { Logger } from "../../common/log.js";
+import { sessionTarget, type TmuxClient } from "../tmux/client.js";
+import { OutputFlowControl } from "./flow-control.js";
+import { InputSequencer } from "./input-sequencer.js";
+import {
+  HEARTBEAT_INTERVAL_MS,
+  INPUT_GAP_WAIT_MS,
+  MAX_OUTPUT_CHUNK_BYTES,
+  MAX_PENDING_INPUTS,
+  OUTPUT_HIGH_WATERMARK_BYTES,
+  OUTPUT_LOW_WATERMARK_BYTES,
+  PTY_EXIT_WAIT_MS,
+} from "./limits.js";
+import { type CellSize, hasSession } from "./terminal-tmux.js";
+
+/** The terminal type the attached tmux client is told it runs in: what xterm.js emulates. */
+const TERMINAL_NAME = "xterm-256color";
+
+/** What one attachment is made of. */
+export interface PtyAttachmentOptions {
+  readonly id: string;
+  /** The tmux session name. */
+  readonly session: string;
+  /** Who attached (the principal id); only they may drive it. */
+  readonly owner: string;
+  readonly readOnly: boolean;
+  /** The size the viewer asked for. */
+  readonly requested: CellSize;
+  /** The size the pty starts with. */
+  readonly initial: CellSize;
+  /** Start as a client that does not count for the window's size. */
+  readonly ignoreSize: boolean;
+  readonly tmux: TmuxClient;
+  readonly log: Logger;
+}
+
+/**
+ * One viewer's attachment: a node-pty running `tmux attach-session` to the session (so tmux does the
+ * rendering and the viewer gets the bytes a terminal would), its output flow control, its ordered
+ * input, and the events a viewer receives. It ends when its tmux client exits (the session ended or
+ * the client was detached) or when `close` is called; either way the pty and its listeners are gone
+ * once `closed` resolves.
+ */
+export class PtyAttachment {
+  readonly id: string;
+  readonly session: string;
+  readonly owner: string;
+  readonly readOnly: boolean;
+  /** The size the viewer last asked for (restored when it becomes the sole viewer again). */
+  requested: CellSize;
+  /** The pty's current size. */
+  ptySize: CellSize;
+  /** True while the tmux client does not count for the window's size. */
+  ignoreSize: boolean;
+  /** What this viewer was last told: the window size and whether it drives it. */
+  reported: { size: CellSize; owner: boolean } | undefined;
+  /** Ordered input (SendInput). */
+  readonly input: InputSequencer;
+  /** Resolves once the pty has exited and every listener is gone. */
+  readonly closed: Promise<void>;
+
+  private readonly term: pty.IPty;
+  private readonly flow: OutputFlowControl;
+  private readonly pendingOutput: Buffer[] = [];
+  private readonly control: AttachResponse[] = [];
+  private outputSequence = 0;
+  private waiter: (() => void) | undefined;
+  private exitedNow = false;
+  private closeReason: string | undefined;
+  private readonly disposables: Array<{ dispose(): void }> = [];
+
+  constructor(private readonly options: PtyAttachmentOptions) {
+    this.id = options.id;
+    this.session = options.session;
+    this.owner = options.owner;
+    this.readOnly = options.readOnly;
+    this.requested = options.requested;
+    this.ptySize = options.initial;
+    this.ignoreSize = options.ignoreSize;
+    const flags = [options.ignoreSize ? "ignore-size" : "", options.readOnly ? "read-only" : ""].filter(Boolean);
+    const env = { ...options.tmux.environment, TERM: TERMINAL_NAME };
+    this.term = pty.spawn(
+      options.tmux.tmuxPath,
+      [
+        ...options.tmux.socketArgs,
+        "attach-session",
+        ...(flags.length > 0 ? ["-f", flags.join(",")] : []),
+        "-t",
+        sessionTarget(options.session),
+      ],
+      { name: TERMINAL_NAME, cols: options.initial.cols, rows: options.initial.rows, env, encoding: null },
+    );
+    this.flow = new OutputFlowControl({
+      highWatermark: OUTPUT_HIGH_WATERMARK_BYTES,
+      lowWatermark: OUTPUT_LOW_WATERMARK_BYTES,
+      pause: () => this.term.pause(),
+      resume: () => this.term.resume(),
+    });
+    this.input = new InputSequencer({
+      write: (data) => this.term.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
+      gapWaitMs: INPUT_GAP_WAIT_MS,
+      maxPending: MAX_PENDING_INPUTS,
+    });
+    this.disposables.push(
+      this.term.onData((data: string | Buffer) => {
+        const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+        this.pendingOutput.push(bytes);
+        this.flow.received(bytes.length);
+        this.wake();
+      }),
+    );
+    this.closed = new Promise<void>((resolve) => {
+      this.disposables.push(
+        this.term.onExit(() => {
+          this.exitedNow = true;
+          for (const d of this.disposables.splice(0)) d.dispose();
+          void this.finish().then(resolve, resolve);
+        }),
+      );
+    });
+  }
+
+  /** The tmux client's process id (as `list-clients` shows it). */
+  get pid(): number {
+    return this.term.pid;
+  }
+
+  /** True once the tmux client has exited. */
+  get exited(): boolean {
+    return this.exitedNow;
+  }
+
+  /** Output bytes read from the pty and not yet acknowledged by the viewer (bounded by flow control). */
+  get unacknowledgedBytes(): number {
+    return this.flow.unacknowledged;
+  }
+
+  /** True while output is paused for want of acknowledgements. */
+  get paused(): boolean {
+    return this.flow.paused;
+  }
+
+  /** The viewer processed output up to `sequence`. */
+  ack(sequence: number): void {
+    this.flow.ack(Math.min(sequence, this.outputSequence));
+  }
+
+  /** Resizes the pty (and so the tmux client). */
+  resizePty(size: CellSize): void {
+    if (this.exitedNow || (size.cols === this.ptySize.cols && size.rows === this.ptySize.rows)) return;
+    this.ptySize = size;
+    try {
+      this.term.resize(size.cols, size.rows);
+    } catch (err) {
+      // The pty can close between the check and the call; its exit ends the attachment anyway.
+      this.options.log.debug("resize of a closing pty", { attachment: this.id, error: err });
+    }
+  }
+
+  /** Queues an event (a `resized`) for the viewer. */
+  notify(event: AttachResponse): void {
+    if (this.exitedNow) return;
+    this.control.push(event);
+    this.wake();
+  }
+
+  /**
+   * The viewer's events after `attached`: output chunks (merged from queued pty reads, numbered from
+   * 1), `resized`, heartbeats when quiet, and `exited` last. One consumer at a time; ends early when
+   * `signal` aborts.
+   */
+  async *events(signal: AbortSignal): AsyncGenerator<AttachResponse> {
+    const onAbort = () => this.wake();
+    signal.addEventListener("abort", onAbort);
+    try {
+      for (;;) {
+        if (signal.aborted) return;
+        if (this.pendingOutput.length > 0) {
+          yield this.takeOutput();
+          continue;
+        }
+        const event = this.control.shift();
+        if (event) {
+          yield event;
+          if (event.event.case === "exited") return;
+          continue;
+        }
+        if (await this.waitForWork(HEARTBEAT_INTERVAL_MS)) {
+          yield create(AttachResponseSchema, {
+            event: { case: "heartbeat", value: { lastSequence: this.outputSequence } },
+          });
+        }
+      }
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
+  /**
+   * Ends the attachment: hangs up the tmux client (SIGHUP, then SIGKILL if it lingers) and resolves
+   * once it has exited. `reason` is what the viewer is told.
+   */
+  async close(reason: string): Promise<void> {
+    this.closeReason ??= reason;
+    this.input.close(new ConnectError(`attachment ${this.id} has ended (${this.closeReason})`, Code.NotFound));
+    if (!this.exitedNow) {
+      // A paused pty would not notice its child's exit; reading again lets node-pty see it.
+      this.term.resume();
+      this.term.kill("SIGHUP");
+      const timer = setTimeout(() => {
+        if (!this.exitedNow) this.term.kill("SIGKILL");
+      }, PTY_EXIT_WAIT_MS);
+      await this.closed;
+      clearTimeout(timer);
+    } else {
+      await this.closed;
+    }
+  }
+
+  private takeOutput(): AttachResponse {
+    const parts: Buffer[] = [];
+    let size = 0;
+    while (this.pendingOutput.length > 0) {
+      const next = this.pendingOutput[0] as Buffer;
+      const room = MAX_OUTPUT_CHUNK_BYTES - size;
+      if (room <= 0) break;
+      if (next.length > room) {
+        parts.push(next.subarray(0, room));
+        this.pendingOutput[0] = next.subarray(room);
+        size += room;
+        break;
+      }
+      parts.push(next);
+      size += next.length;
+      this.pendingOutput.shift();
+    }
+    this.outputSequence++;
+    this.flow.sent(this.outputSequence, size);
+    return create(AttachResponseSchema, {
+      event: {
+        case: "output",
+        value: {
+          sequence: this.outputSequence,
+          data: parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts),
+        },
+      },
+    });
+  }
+
+  private async finish(): Promise<void> {
+    const sessionEnded = this.closeReason === undefined && !(await hasSession(this.options.tmux, this.session));
+    const reason = this.closeReason ?? (sessionEnded ? "session ended" : "tmux client detached");
+    this.input.close(new ConnectError(`attachment ${this.id} has ended (${reason})`, Code.NotFound));
+    this.control.push(create(AttachResponseSchema, { event: { case: "exited", value: { reason, sessionEnded } } }));
+    this.wake();
+  }
+
+  /** Waits for output, an event or `ms`; true when the time passed with nothing to do. */
+  private waitForWork(ms: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiter = undefined;
+        resolve(true);
+      }, ms);
+      this.waiter = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+    });
+  }
+
+  private wake(): void {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.();
+  }
+}

@@ -1,0 +1,176 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import {
+  type AckOutputRequest,
+  type AttachRequest,
+  type AttachResponse,
+  AttachResponseSchema,
+  type ConnectRequest,
+  type ConnectResponse,
+  ConnectResponseSchema,
+  type ResizeTerminalRequest,
+  type SendInputRequest,
+  type TerminalStream,
+} from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import { AsyncQueue } from "../../common/async-queue.js";
+import { principalKey } from "../../common/context-keys.js";
+import type { Logger } from "../../common/log.js";
+import type { TmuxClient } from "../tmux/client.js";
+import { parseSessionName } from "../tmux/names.js";
+import type { AttachmentManager } from "./attachment-manager.js";
+import type { PtyAttachment } from "./pty-attachment.js";
+import { validateAttachmentId, validateHistoryLines, validateInput, validateSize } from "./terminal-requests.js";
+import { captureHistory } from "./terminal-tmux.js";
+
+/** What the Node's TerminalStream is built from. */
+export interface NodeTerminalServiceOptions {
+  /** The node id this machine answers as; other nodes' names are NOT_FOUND. */
+  readonly nodeName: string;
+  readonly manager: AttachmentManager;
+  readonly tmux: TmuxClient;
+  readonly log: Logger;
+}
+
+/**
+ * TerminalStream over one machine's tmux (DESIGN.md §6): each Attach or Connect is one attachment,
+ * owned by the principal that made it; the unary calls drive it by id. Terminal input and output are
+ * never logged.
+ */
+export class NodeTerminalService implements ServiceImpl<typeof TerminalStream> {
+  constructor(private readonly options: NodeTerminalServiceOptions) {}
+
+  async *attach(req: AttachRequest, ctx: HandlerContext): AsyncGenerator<AttachResponse> {
+    const { attachment, first } = await this.open(req, ctx, "");
+    try {
+      yield first;
+      yield* attachment.events(ctx.signal);
+    } finally {
+      await attachment.close("detached");
+    }
+  }
+
+  async sendInput(req: SendInputRequest, ctx: HandlerContext) {
+    const attachment = this.find(req.attachmentId, ctx);
+    return { appliedSequence: await this.type(attachment, req, "") };
+  }
+
+  async resizeTerminal(req: ResizeTerminalRequest, ctx: HandlerContext) {
+    const size = validateSize(req.cols, req.rows);
+    const attachment = this.find(req.attachmentId, ctx);
+    const outcome = await this.options.manager.resize(attachment, size, req.takeOver);
+    return { windowSize: outcome.windowSize, sizeOwner: outcome.sizeOwner };
+  }
+
+  async ackOutput(req: AckOutputRequest, ctx: HandlerContext) {
+    this.find(req.attachmentId, ctx).ack(req.sequence);
+    return {};
+  }
+
+  /**
+   * The same over one bidi stream. The first message must be `attach`; the attachment id in later
+   * messages is implied by the stream (ignored). Closing the request side detaches: the server sends
+   * `exited` and ends. A failing input or resize ends the stream with its error.
+   */
+  async *connect(requests: AsyncIterable<ConnectRequest>, ctx: HandlerContext): AsyncGenerator<ConnectResponse> {
+    const iterator = requests[Symbol.asyncIterator]();
+    const head = await iterator.next();
+    if (head.done || head.value.message.case !== "attach") {
+      throw new ConnectError("the first message of Connect must be 'attach'", Code.InvalidArgument);
+    }
+    const { attachment, first } = await this.open(head.value.message.value, ctx, "attach.");
+    const out = new AsyncQueue<ConnectResponse>();
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    ctx.signal.addEventListener("abort", onAbort);
+    const pump = (async () => {
+      for await (const event of attachment.events(stop.signal)) {
+        out.push(create(ConnectResponseSchema, { message: { case: "event", value: event } }));
+      }
+      out.close();
+    })().catch((err) => out.fail(err));
+    const reader = (async () => {
+      for await (const request of { [Symbol.asyncIterator]: () => iterator }) {
+        if (stop.signal.aborted) return;
+        const m = request.message;
+        if (m.case === "input") {
+          const appliedSequence = await this.type(attachment, m.value, "input.");
+          out.push(create(ConnectResponseSchema, { message: { case: "inputApplied", value: { appliedSequence } } }));
+        } else if (m.case === "resize") {
+          const size = validateSize(m.value.cols, m.value.rows, "resize.");
+          const outcome = await this.options.manager.resize(attachment, size, m.value.takeOver);
+          out.push(
+            create(ConnectResponseSchema, {
+              message: {
+                case: "resizeApplied",
+                value: { windowSize: outcome.windowSize, sizeOwner: outcome.sizeOwner },
+              },
+            }),
+          );
+        } else if (m.case === "ack") {
+          attachment.ack(m.value.sequence);
+        } else {
+          throw new ConnectError("'attach' may only be the first message of Connect", Code.InvalidArgument);
+        }
+      }
+      await attachment.close("detached");
+    })().catch((err) => {
+      if (!stop.signal.aborted) out.fail(err);
+    });
+    try {
+      yield create(ConnectResponseSchema, { message: { case: "event", value: first } });
+      yield* out;
+    } finally {
+      ctx.signal.removeEventListener("abort", onAbort);
+      stop.abort();
+      await attachment.close("detached");
+      await Promise.allSettled([pump, reader]);
+    }
+  }
+
+  /** Validates an attach request, attaches and builds the `attached` event. */
+  private async open(
+    req: AttachRequest,
+    ctx: HandlerContext,
+    prefix: string,
+  ): Promise<{ attachment: PtyAttachment; first: AttachResponse }> {
+    const { node, session } = parseSessionName(req.name, `${prefix}name`);
+    if (node !== this.options.nodeName) {
+      throw new ConnectError(`node ${node} is not served here (this is node ${this.options.nodeName})`, Code.NotFound);
+    }
+    const size = validateSize(req.cols, req.rows, prefix);
+    const lines = validateHistoryLines(req.historyLines);
+    const owner = ctx.values.get(principalKey).id;
+    const history = await captureHistory(this.options.tmux, session, lines).catch(() => Buffer.alloc(0));
+    const { attachment, outcome } = await this.options.manager.attach(session, owner, {
+      size,
+      takeOver: req.takeOver,
+      readOnly: req.readOnly,
+    });
+    const first = create(AttachResponseSchema, {
+      event: {
+        case: "attached",
+        value: {
+          attachmentId: attachment.id,
+          windowSize: outcome.windowSize,
+          history,
+          sizeOwner: outcome.sizeOwner,
+          otherClients: outcome.otherClients,
+        },
+      },
+    });
+    return { attachment, first };
+  }
+
+  private find(id: string, ctx: HandlerContext): PtyAttachment {
+    validateAttachmentId(id);
+    return this.options.manager.get(id, ctx.values.get(principalKey).id);
+  }
+
+  private type(attachment: PtyAttachment, req: SendInputRequest, prefix: string): Promise<number> {
+    if (attachment.readOnly) {
+      throw new ConnectError("this attachment is read-only: attach without read_only to type", Code.PermissionDenied);
+    }
+    validateInput(req.sequence, req.data, prefix);
+    return attachment.input.submit(req.sequence, req.data);
+  }
+}

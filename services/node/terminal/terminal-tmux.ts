@@ -1,0 +1,135 @@
+import { FIELD_SEPARATOR, sessionTarget, type TmuxClient, TmuxError } from "../tmux/client.js";
+
+/** A size in cells, as a terminal (a tmux client) sees it. */
+export interface CellSize {
+  readonly cols: number;
+  readonly rows: number;
+}
+
+/** One tmux client attached to a session. */
+export interface TmuxClientInfo {
+  /** The client process (for our attachments, the pid node-pty spawned). */
+  readonly pid: number;
+  /** Its terminal, the name `refresh-client -t` takes. */
+  readonly tty: string;
+  /** True when the client does not count for the window's size. */
+  readonly ignoreSize: boolean;
+}
+
+/** What a session's terminal looks like right now. */
+export interface SessionView {
+  readonly clients: readonly TmuxClientInfo[];
+  /**
+   * The terminal size that shows the session's current window whole: the window plus tmux's status
+   * lines. A sole client of this size leaves the window as it is.
+   */
+  readonly size: CellSize;
+  /** Lines tmux's status bar takes (0 when `status` is off). */
+  readonly statusLines: number;
+}
+
+const CLIENT_FORMAT = ["#{client_pid}", "#{client_tty}", "#{client_flags}"].join(FIELD_SEPARATOR);
+const WINDOW_FORMAT = ["window", "#{window_width}", "#{window_height}", "#{status}"].join(FIELD_SEPARATOR);
+
+/** The session's window target: its current window, by exact session name. */
+function windowTarget(session: string): string {
+  return `${sessionTarget(session)}:`;
+}
+
+/**
+ * Reads a session's clients and window size in one tmux invocation; undefined when the session does
+ * not exist.
+ */
+export async function readSessionView(tmux: TmuxClient, session: string): Promise<SessionView | undefined> {
+  let out: string;
+  try {
+    out = await tmux.run([
+      "list-clients",
+      "-t",
+      sessionTarget(session),
+      "-F",
+      CLIENT_FORMAT,
+      ";",
+      "display-message",
+      "-p",
+      "-t",
+      windowTarget(session),
+      WINDOW_FORMAT,
+    ]);
+  } catch (err) {
+    if (err instanceof TmuxError && err.isNotFound) return undefined;
+    throw err;
+  }
+  return parseSessionView(out);
+}
+
+/** Parses the output of `readSessionView`'s command; exported for tests. */
+export function parseSessionView(out: string): SessionView | undefined {
+  const clients: TmuxClientInfo[] = [];
+  let window: { cols: number; rows: number; statusLines: number } | undefined;
+  for (const line of out.split("\n")) {
+    const f = line.split(FIELD_SEPARATOR);
+    if (f[0] === "window" && f.length === 4) {
+      window = { cols: Number(f[1]), rows: Number(f[2]), statusLines: statusLines(f[3] ?? "") };
+    } else if (f.length === 3 && /^\d+$/.test(f[0] ?? "")) {
+      clients.push({ pid: Number(f[0]), tty: f[1] ?? "", ignoreSize: (f[2] ?? "").split(",").includes("ignore-size") });
+    }
+  }
+  if (!window) return undefined;
+  return {
+    clients,
+    size: { cols: window.cols, rows: window.rows + window.statusLines },
+    statusLines: window.statusLines,
+  };
+}
+
+/** Lines the `status` option takes: `on` is one, `off` none, `2` to `5` that many. */
+function statusLines(value: string): number {
+  if (value === "off" || value === "0") return 0;
+  const n = Number(value);
+  return Number.isInteger(n) && n > 1 ? n : 1;
+}
+
+/**
+ * The pane's recent history and screen with escape sequences, bounded to `lines` lines of history
+ * (an unbounded capture blocks the whole tmux server), with CRLF line ends for a terminal.
+ */
+export async function captureHistory(tmux: TmuxClient, session: string, lines: number): Promise<Buffer> {
+  const out = await tmux.run(["capture-pane", "-p", "-e", "-S", `-${lines}`, "-t", windowTarget(session)]);
+  return Buffer.from(out.replace(/\n/g, "\r\n"), "utf8");
+}
+
+/** Sets whether a client counts for its window's size (`refresh-client -f [!]ignore-size`). */
+export async function setIgnoreSize(tmux: TmuxClient, tty: string, ignore: boolean): Promise<void> {
+  await tmux.run(["refresh-client", "-t", tty, "-f", ignore ? "ignore-size" : "!ignore-size"]);
+}
+
+/**
+ * Sets the window to a terminal size (minus the status lines). tmux marks such a window `window-size
+ * manual`, so clients stop changing it until `releaseWindowSize`.
+ */
+export async function forceWindowSize(
+  tmux: TmuxClient,
+  session: string,
+  size: CellSize,
+  status: number,
+): Promise<void> {
+  const rows = Math.max(1, size.rows - status);
+  await tmux.run(["resize-window", "-t", windowTarget(session), "-x", String(size.cols), "-y", String(rows)]);
+}
+
+/** Undoes `forceWindowSize`: the window's size follows its clients again. */
+export async function releaseWindowSize(tmux: TmuxClient, session: string): Promise<void> {
+  await tmux.run(["set-option", "-w", "-u", "-t", windowTarget(session), "window-size"]);
+}
+
+/** True when the session exists. */
+export async function hasSession(tmux: TmuxClient, session: string): Promise<boolean> {
+  try {
+    await tmux.run(["has-session", "-t", sessionTarget(session)]);
+    return true;
+  } catch (err) {
+    if (err instanceof TmuxError) return false;
+    throw err;
+  }
+}
