@@ -20,7 +20,7 @@ import {
 import { AsyncQueue, sleep } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
 import { MAX_PAGE_SIZE, paginate, parseParent, parseSessionName } from "../node/index.js";
-import { isUnreachable, type NodeEntry, type NodeRegistry, relayError } from "./node-registry.js";
+import { isUnreachable, NODE_CALL_TIMEOUT_MS, type NodeEntry, type NodeRegistry, relayError } from "./node-registry.js";
 
 /** First wait before re-watching a node whose stream broke; doubles up to the maximum. */
 const REWATCH_INITIAL_MS = 500;
@@ -91,7 +91,10 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
     const lists = await Promise.all(
       nodes.map(async (node) => {
         try {
-          const res = await node.sessions.listAdoptableSessions({ parent: `nodes/${node.id}` }, { signal: ctx.signal });
+          const res = await node.sessions.listAdoptableSessions(
+            { parent: `nodes/${node.id}` },
+            { signal: ctx.signal, timeoutMs: listTimeout(node) },
+          );
           this.registry.markResult(node.id);
           return res.adoptableSessions;
         } catch (err) {
@@ -275,7 +278,7 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
       do {
         const res = await node.sessions.listSessions(
           { parent: `nodes/${node.id}`, filter, pageSize: MAX_PAGE_SIZE, pageToken },
-          { signal },
+          { signal, timeoutMs: listTimeout(node) },
         );
         out.push(...res.sessions);
         pageToken = res.nextPageToken;
@@ -306,4 +309,13 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
   private nodesOf(parent: string): NodeEntry[] {
     return parent === "-" ? this.registry.list() : [this.registry.get(parent)];
   }
+}
+
+/**
+ * Lists across nodes answer even when a remote Node accepts connections but never replies (a wedged
+ * process, a dropped network path): such a Node is then listed as unreachable. The Hub's own machine
+ * answers in-process and has no timeout.
+ */
+function listTimeout(node: NodeEntry): number | undefined {
+  return node.local ? undefined : NODE_CALL_TIMEOUT_MS;
 }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Connectivity } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionOrigin } from "../../gen/staragent/v1/session_pb.js";
+import { NODE_CALL_TIMEOUT_MS } from "../../services/hub/node-registry.js";
 import { runCli, type ServerProcess, startServerProcess } from "../support/servers.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { failureOf, type HubFixture, startHubFixture, testToken } from "./hub-fixture.js";
@@ -142,6 +143,26 @@ describe("a Hub routing to a Node on another tmux server", () => {
     expect((await failureOf(hub().nodes.removeNode({ name: "nodes/w2" }))).code).toBe("NotFound");
     expect((await failureOf(hub().nodes.removeNode({ name: "nodes/local" }))).code).toBe("FailedPrecondition");
     expect((await failureOf(hub().nodes.getNode({ name: "w1" }))).code).toBe("InvalidArgument");
+  });
+
+  it("lists a Node that accepts connections but never answers as unreachable, within the call timeout", async () => {
+    const silent = net.createServer((socket) => socket.on("error", () => undefined));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = silent.address() as net.AddressInfo;
+      await hub().nodes.addNode({ nodeId: "wedged", url: `http://127.0.0.1:${port}`, token: "t0ken-wedged" });
+      const started = Date.now();
+      const res = await hub().sessions.listSessions({ parent: "nodes/-" });
+      expect(Date.now() - started).toBeLessThan(NODE_CALL_TIMEOUT_MS + 2_000);
+      expect(res.unreachable).toEqual(["nodes/wedged"]);
+      expect(res.sessions.map((s) => s.name)).toEqual([
+        "nodes/local/sessions/local-one",
+        "nodes/w1/sessions/remote-one",
+      ]);
+    } finally {
+      await hub().nodes.removeNode({ name: "nodes/wedged" });
+      silent.close();
+    }
   });
 
   it("keeps a stopped Node's last known sessions, marked unreachable; its calls are UNAVAILABLE", async () => {
