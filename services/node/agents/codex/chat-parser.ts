@@ -85,7 +85,21 @@ function parseBlocks(lines: readonly string[]): ParsedMessage[] {
       current = undefined;
     }
   }
-  return blocks.flatMap(toMessages);
+  return blocks.filter((_block, i) => !superseded(blocks, i)).flatMap(toMessages);
+}
+
+/**
+ * True for a `Running X` cell that a later `Ran X` cell of the same turn reports again: Codex leaves
+ * the first in the history while it waits (for approval), and both describe one tool call.
+ */
+function superseded(blocks: readonly Block[], index: number): boolean {
+  const running = /^Running (.*)$/s.exec(blocks[index]?.lines[0] ?? "");
+  if (!running || blocks[index]?.kind !== "bullet") return false;
+  for (const later of blocks.slice(index + 1)) {
+    if (later.kind === "user") return false;
+    if (later.kind === "bullet" && later.lines[0] === `Ran ${running[1]}`) return true;
+  }
+  return false;
 }
 
 function blockStart(line: string): Block | undefined {

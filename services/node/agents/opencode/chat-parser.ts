@@ -1,6 +1,6 @@
 import { ChatRole, Cli } from "../../../../gen/staragent/v1/session_pb.js";
 import type { ChatParser, ParsedMessage } from "../../chat/chat-parser.js";
-import { cleanLines, isBlank, isBlockArt, joinText } from "../../chat/screen-lines.js";
+import { cleanLines, indentOf, isBlank, isBlockArt, joinText } from "../../chat/screen-lines.js";
 
 /**
  * opencode's session view (FORMATS.md "opencode", 1.x TUI), a full-screen app on the alternate screen:
@@ -32,6 +32,8 @@ const THINKING = /^(?:⋯ Thinking|_?Thinking:_?)/;
 const FOLD_HINT = /^(?:Click to (?:expand|collapse)|…)$/;
 /** One-line tools: icon, then `Tool target`. */
 const INLINE_TOOL = /^([→←✱%◇◈⚙│$]) (.*)$/;
+/** The name and version some builds draw above the conversation. */
+const VERSION_BANNER = /^opencode \d+\.\d+\.\d+$/;
 /** How far above the bottom the prompt box or a permission request may start. */
 const BOTTOM_PANE_LINES = 40;
 
@@ -87,9 +89,16 @@ function parseLines(lines: readonly string[]): ParsedMessage[] {
     const tool = INLINE_TOOL.exec(text);
     if (tool) {
       flush();
-      out.push(inlineTool(tool[1] ?? "", tool[2] ?? ""));
+      // Lines indented under a one-line tool are its output.
+      const output: string[] = [];
+      const column = indentOf(line);
+      for (; i < lines.length && !isBlank(lines[i] ?? "") && indentOf(lines[i] ?? "") > column; i++) {
+        output.push(lines[i] ?? "");
+      }
+      out.push({ ...inlineTool(tool[1] ?? "", tool[2] ?? ""), text: joinText(output) });
       continue;
     }
+    if (VERSION_BANNER.test(text)) continue;
     prose.push(line);
   }
   flush();
