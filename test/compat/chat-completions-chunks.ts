@@ -35,14 +35,22 @@ export function restChunks(completionId: string, model: string, reply: ScriptedR
       chunk(completionId, model, [
         {
           index: 0,
-          delta: { tool_calls: [{ index: 0, id: callId, type: "function", function: { name: reply.toolCall.name, arguments: "" } }] },
+          delta: {
+            tool_calls: [
+              { index: 0, id: callId, type: "function", function: { name: reply.toolCall.name, arguments: "" } },
+            ],
+          },
           finish_reason: null,
         },
       ]),
     );
     chunks.push(
       chunk(completionId, model, [
-        { index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: JSON.stringify(reply.toolCall.arguments) } }] }, finish_reason: null },
+        {
+          index: 0,
+          delta: { tool_calls: [{ index: 0, function: { arguments: JSON.stringify(reply.toolCall.arguments) } }] },
+          finish_reason: null,
+        },
       ]),
     );
   }

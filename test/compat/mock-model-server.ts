@@ -1,7 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type ChatCompletionChunk, encodeChunk, firstChunk, restChunks, STREAM_DONE } from "./chat-completions-chunks.js";
+import {
+  type ChatCompletionChunk,
+  encodeChunk,
+  firstChunk,
+  restChunks,
+  STREAM_DONE,
+} from "./chat-completions-chunks.js";
 import type { ScriptedReply } from "./model-reply.js";
 import { encodeResponsesEvent, responseBody, responseCreated } from "./responses-events.js";
 
@@ -87,7 +93,11 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const path = (req.url ?? "/").split("?")[0] ?? "/";
-    const api: ModelApi = path.endsWith("/responses") ? "responses" : path.endsWith("/chat/completions") ? "chat-completions" : "other";
+    const api: ModelApi = path.endsWith("/responses")
+      ? "responses"
+      : path.endsWith("/chat/completions")
+        ? "chat-completions"
+        : "other";
     const body: unknown = raw.length > 0 && isJson(req) ? JSON.parse(raw) : raw;
     const request: RecordedRequest = { api, method: req.method ?? "GET", path, body, receivedAt: Date.now() };
     requests.push(request);
@@ -103,7 +113,12 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
       const next = queue.shift();
       if (next === undefined) {
         unexpected.push(request);
-        queued = { reply: { text: UNSCRIPTED_TEXT }, onRequest: () => undefined, released: Promise.resolve(), onEnd: () => undefined };
+        queued = {
+          reply: { text: UNSCRIPTED_TEXT },
+          onRequest: () => undefined,
+          released: Promise.resolve(),
+          onEnd: () => undefined,
+        };
       } else {
         queued = next;
       }
@@ -113,7 +128,11 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
     queued.onEnd(outcome);
   }
 
-  async function stream(api: "responses" | "chat-completions", queued: QueuedReply, res: ServerResponse): Promise<ReplyOutcome> {
+  async function stream(
+    api: "responses" | "chat-completions",
+    queued: QueuedReply,
+    res: ServerResponse,
+  ): Promise<ReplyOutcome> {
     const id = randomBytes(6).toString("hex");
     let gone = false;
     res.once("close", () => {
@@ -129,7 +148,8 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
     await Promise.race([queued.released, closed]);
     if (gone || res.destroyed) return "aborted";
     if (api === "responses") {
-      for (const event of responseBody(`resp_${id}`, options.model, queued.reply)) res.write(encodeResponsesEvent(event));
+      for (const event of responseBody(`resp_${id}`, options.model, queued.reply))
+        res.write(encodeResponsesEvent(event));
     } else {
       const chunks: ChatCompletionChunk[] = restChunks(`chatcmpl-${id}`, options.model, queued.reply);
       for (const c of chunks) res.write(encodeChunk(c));
@@ -142,7 +162,12 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
   function answerOther(path: string, res: ServerResponse): void {
     if (path.endsWith("/models")) {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ object: "list", data: [{ id: options.model, object: "model", created: 0, owned_by: "staragent-compat" }] }));
+      res.end(
+        JSON.stringify({
+          object: "list",
+          data: [{ id: options.model, object: "model", created: 0, owned_by: "staragent-compat" }],
+        }),
+      );
       return;
     }
     res.writeHead(404, { "content-type": "application/json" });

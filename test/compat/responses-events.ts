@@ -47,9 +47,21 @@ export function responseBody(responseId: string, model: string, reply: ScriptedR
       part: { type: "output_text", text: "", annotations: [] },
     });
     for (const delta of textDeltas(reply.text)) {
-      events.push({ type: "response.output_text.delta", item_id: itemId, output_index: outputIndex, content_index: 0, delta });
+      events.push({
+        type: "response.output_text.delta",
+        item_id: itemId,
+        output_index: outputIndex,
+        content_index: 0,
+        delta,
+      });
     }
-    events.push({ type: "response.output_text.done", item_id: itemId, output_index: outputIndex, content_index: 0, text: reply.text });
+    events.push({
+      type: "response.output_text.done",
+      item_id: itemId,
+      output_index: outputIndex,
+      content_index: 0,
+      text: reply.text,
+    });
     const item = {
       type: "message",
       id: itemId,
@@ -68,11 +80,35 @@ export function responseBody(responseId: string, model: string, reply: ScriptedR
     events.push({
       type: "response.output_item.added",
       output_index: outputIndex,
-      item: { type: "function_call", id: itemId, call_id: callId, name: reply.toolCall.name, arguments: "", status: "in_progress" },
+      item: {
+        type: "function_call",
+        id: itemId,
+        call_id: callId,
+        name: reply.toolCall.name,
+        arguments: "",
+        status: "in_progress",
+      },
     });
-    events.push({ type: "response.function_call_arguments.delta", item_id: itemId, output_index: outputIndex, delta: args });
-    events.push({ type: "response.function_call_arguments.done", item_id: itemId, output_index: outputIndex, arguments: args });
-    const item = { type: "function_call", id: itemId, call_id: callId, name: reply.toolCall.name, arguments: args, status: "completed" };
+    events.push({
+      type: "response.function_call_arguments.delta",
+      item_id: itemId,
+      output_index: outputIndex,
+      delta: args,
+    });
+    events.push({
+      type: "response.function_call_arguments.done",
+      item_id: itemId,
+      output_index: outputIndex,
+      arguments: args,
+    });
+    const item = {
+      type: "function_call",
+      id: itemId,
+      call_id: callId,
+      name: reply.toolCall.name,
+      arguments: args,
+      status: "completed",
+    };
     events.push({ type: "response.output_item.done", output_index: outputIndex, item });
     output.push(item);
   }

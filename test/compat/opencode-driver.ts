@@ -1,0 +1,134 @@
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Cli } from "../../gen/staragent/v1/session_pb.js";
+import type { CliDriver, PreparedCli } from "./cli-driver.js";
+import { OPENCODE_BIN } from "./installed-clis.js";
+import type { RecordedRequest } from "./mock-model-server.js";
+import { waitForScreen } from "./pane-screen.js";
+
+/** The model id opencode is configured with; the mock echoes it. */
+export const OPENCODE_MODEL = "mock-model";
+/**
+ * An npm registry on a closed loopback port: opencode installs plugin packages from npm at startup
+ * when it finds a config folder; pointing npm here keeps it off the network if it still tries.
+ */
+const CLOSED_LOOPBACK_REGISTRY = "http://127.0.0.1:9/";
+/** opencode's switches for everything that would reach the network on its own. */
+const OFFLINE_SWITCHES = [
+  "OPENCODE_DISABLE_AUTOUPDATE=1",
+  "OPENCODE_DISABLE_MODELS_FETCH=1",
+  "OPENCODE_DISABLE_SHARE=1",
+  "OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+];
+/** Variables that would point opencode at other state or configuration than the throwaway HOME. */
+const CLEARED_VARIABLES = [
+  "XDG_CONFIG_HOME",
+  "XDG_DATA_HOME",
+  "XDG_CACHE_HOME",
+  "XDG_STATE_HOME",
+  "OPENCODE_CONFIG",
+  "OPENCODE_CONFIG_DIR",
+  "OPENAI_API_KEY",
+];
+/** The input placeholder opencode draws once it takes input. */
+const READY_PLACEHOLDER = "Ask anything";
+/** The footer after the first Escape of a running turn: a second one interrupts it. */
+const INTERRUPT_CONFIRM = "esc again to interrupt";
+/** How long opencode may take to ask for the second Escape. */
+const INTERRUPT_CONFIRM_TIMEOUT_MS = 5_000;
+/** The system prompt of opencode's session-title request. */
+const TITLE_REQUEST_MARK = "You are a title generator";
+
+/**
+ * The real opencode TUI. Its configuration goes in `OPENCODE_CONFIG_CONTENT` rather than a file in
+ * `~/.config/opencode/`: with such a file opencode ran an npm install from the public registry.
+ */
+export const opencodeDriver: CliDriver = {
+  sessionId: "compat-opencode",
+  label: "opencode 1.18.33",
+  cli: Cli.OPENCODE,
+  sideReply(request: RecordedRequest) {
+    return isTitleRequest(request) ? { text: "Compat check" } : undefined;
+  },
+  async prepare(mockBaseUrl: string): Promise<PreparedCli> {
+    const home = await mkdtemp(join(tmpdir(), "sa-compat-opencode-home-"));
+    const cwd = await realpath(await mkdtemp(join(tmpdir(), "sa-compat-opencode-work-")));
+    await writeFile(join(home, ".npmrc"), `registry=${CLOSED_LOOPBACK_REGISTRY}\n`);
+    return {
+      home,
+      cwd,
+      command: [
+        "env",
+        ...CLEARED_VARIABLES.flatMap((v) => ["-u", v]),
+        `HOME=${home}`,
+        `OPENCODE_CONFIG_CONTENT=${JSON.stringify(opencodeConfig(mockBaseUrl))}`,
+        `npm_config_registry=${CLOSED_LOOPBACK_REGISTRY}`,
+        ...OFFLINE_SWITCHES,
+        OPENCODE_BIN,
+      ],
+      backgroundPids: () => [],
+      cleanup: async () => {
+        await rm(home, { recursive: true, force: true });
+        await rm(cwd, { recursive: true, force: true });
+      },
+    };
+  },
+  isReady: (screen) => screen.includes(READY_PLACEHOLDER),
+  approvalToolCall: (command) => ({
+    name: "bash",
+    arguments: { command, description: "Write the compat check's marker file" },
+  }),
+  isToolResult: (request) => messages(request).some((m) => field(m, "role") === "tool"),
+  approvalQuestion: "Permission required",
+  async approve(tmux, target) {
+    // "Allow once" is the selected choice: Enter confirms it.
+    await tmux.run("send-keys", "-t", target, "Enter");
+  },
+  async interrupt(tmux, target) {
+    await tmux.run("send-keys", "-t", target, "Escape");
+    await waitForScreen(
+      tmux,
+      target,
+      (s) => s.includes(INTERRUPT_CONFIRM),
+      "opencode to ask for a second Escape",
+      INTERRUPT_CONFIRM_TIMEOUT_MS,
+    );
+    await tmux.run("send-keys", "-t", target, "Escape");
+  },
+};
+
+function opencodeConfig(mockBaseUrl: string): unknown {
+  return {
+    model: `mock/${OPENCODE_MODEL}`,
+    small_model: `mock/${OPENCODE_MODEL}`,
+    autoupdate: false,
+    share: "disabled",
+    enabled_providers: ["mock"],
+    provider: {
+      mock: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Compat mock",
+        options: { baseURL: mockBaseUrl, apiKey: "compat" },
+        models: { [OPENCODE_MODEL]: { name: "Mock model", tool_call: true } },
+      },
+    },
+    permission: { bash: "ask" },
+  };
+}
+
+function isTitleRequest(request: RecordedRequest): boolean {
+  const content = field(messages(request)[0], "content");
+  return typeof content === "string" && content.startsWith(TITLE_REQUEST_MARK);
+}
+
+function messages(request: RecordedRequest): unknown[] {
+  const list = field(request.body, "messages");
+  return Array.isArray(list) ? list : [];
+}
+
+function field(value: unknown, key: string): unknown {
+  return typeof value === "object" && value !== null && key in value
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
+}

@@ -1,0 +1,16 @@
+import { defineConfig } from "vitest/config";
+
+/**
+ * The compatibility suite: real Codex and opencode in tmux, one file per CLI, both at once (each has
+ * its own Hub, tmux server and mock). Steps of a file share one running CLI, so they run in order.
+ */
+export default defineConfig({
+  root: import.meta.dirname,
+  test: {
+    include: ["*.test.ts"],
+    pool: "forks",
+    maxWorkers: 2,
+    fileParallelism: true,
+    reporters: ["default"],
+  },
+});
