@@ -189,23 +189,28 @@ class CodexAdapter {
   historyLines(item, cols) {
     switch (item.kind) {
       case "header":
-        return [`>_ OpenAI Codex (v${VERSION})`, "", `model:     ${MODEL}`, `directory: ${process.cwd()}`, ""];
+        return [`>_ OpenAI Codex (v${VERSION})`, `   ${process.cwd()}`, ""];
       case "user":
         return [...wrap(item.text, cols, "› ", "  "), ""];
       case "assistant":
-        return [...wrap(item.text, cols, "• ", "  "), ""];
+        return wrap(item.text, cols, "• ", "  ");
+      case "tool": {
+        const cmd = item.text.tool === "Bash" ? item.text.command : `cat ${item.text.command}`;
+        return [`• Running ${cmd}`, ""];
+      }
       case "result": {
         const call = this.pendingCall ?? { command: "" };
         const cmd = call.tool === "Bash" ? call.command : `cat ${call.command}`;
-        return [`• Ran ${cmd}`, ...wrap(item.text.split("\n")[0], cols, "  └ ", "    "), ""];
+        const approved = call.tool === "Bash" ? [`✔ You approved codex to run ${cmd} this time`, ""] : [];
+        return [...approved, `• Ran ${cmd}`, ...wrap(item.text.split("\n")[0], cols, "  └ ", "    "), ""];
       }
       case "interrupted":
-        return ["■ Conversation interrupted - tell the model what to do differently.", ""];
+        return ["■ Conversation interrupted - use /feedback if something went wrong", ""];
       case "error":
         return [...wrap(`stream error: ${item.text}`, cols, "■ ", "  "), ""];
       case "done": {
-        const label = `─ Worked for ${item.text} `;
-        return [label + "─".repeat(Math.max(0, cols - label.length)), ""];
+        const now = new Date();
+        return [`  Worked for ${item.text} • ${pad2(now.getHours())}:${pad2(now.getMinutes())}`, ""];
       }
       default:
         return [];
@@ -262,8 +267,8 @@ class CodexAdapter {
         ...status,
         ...composer,
         "",
-        `  ${MODEL} · ${dir}`,
-        app.notice ? `  ${app.notice}` : "  ? for shortcuts                                   ← for agents",
+        `  ${MODEL} default · ${dir}${this.threadName ? ` · ${this.threadName}` : ""}`,
+        app.notice ? `  ${app.notice}` : "  ← for agents · ? for shortcuts",
       ];
       const last = composer[composer.length - 1];
       cursor = { row: rows - 3, col: Math.min(cols, app.input === "" ? 3 : last.length + 1) };

@@ -11,6 +11,8 @@ import { drawFullScreen, ESC, screenSize, wrap } from "./terminal.mjs";
 
 const VERSION = process.env.STANDIN_VERSION || "1.18.33";
 const MODEL = "mock-model";
+/** How the TUI names the model in its footer lines. */
+const MODEL_NAME = "Mock model";
 const PROVIDER = "mock";
 
 const SCHEMA = `
@@ -208,19 +210,19 @@ class OpencodeAdapter {
   itemLines(item, cols) {
     switch (item.kind) {
       case "user":
-        return ["", ...wrap(item.text, cols, "  ┃  ", "  ┃  ")];
+        return ["", "┃", ...wrap(item.text, cols, "┃  ", "┃  "), "┃"];
       case "assistant":
-        return ["", ...wrap(item.text, cols, "  ", "  ")];
+        return ["", ...wrap(item.text, cols, "   ", "   ")];
       case "tool":
-        return ["", item.text.tool === "Bash" ? `  $ ${item.text.command}` : `  → Read ${item.text.command}`];
+        return ["", item.text.tool === "Bash" ? `   $ ${item.text.command}` : `   → Read ${item.text.command}`];
       case "result":
-        return wrap(item.text.split("\n")[0], cols, "    ", "    ");
+        return wrap(item.text.split("\n")[0], cols, "     ", "     ");
       case "interrupted":
-        return ["", `  ▣  Build · ${MODEL} · interrupted`];
+        return ["", `   ▣  Build · ${MODEL_NAME}`];
       case "error":
-        return ["", ...wrap(item.text, cols, "  ┃  Error: ", "  ┃  ")];
+        return ["", ...wrap(item.text, cols, "┃  Error: ", "┃  ")];
       case "done":
-        return ["", `  ▣  Build · ${MODEL} · ${((item.ms ?? 0) / 1000).toFixed(1)}s`];
+        return ["", `   ▣  Build · ${MODEL_NAME} · ${((item.ms ?? 0) / 1000).toFixed(1)}s`];
       default:
         return [];
     }
@@ -234,11 +236,12 @@ class OpencodeAdapter {
       const call = app.turn?.pending ?? { command: "" };
       bottom = [
         "",
-        "  △ Permission required",
-        `  $ ${call.command}`,
-        "",
-        "  Allow once   Allow always   Reject                         enter confirm",
-        "",
+        "┃  △ Permission required",
+        "┃    # Shell command",
+        "┃",
+        `┃  $ ${call.command}`,
+        "┃",
+        "┃   Allow once   Allow always   Reject            ctrl+f fullscreen  ⇆ select  enter confirm",
       ];
     } else {
       const input =

@@ -1,8 +1,12 @@
 import { PromptKind } from "../../../../gen/staragent/v1/session_pb.js";
 import type { PromptSignal } from "../agent.js";
 
-/** The permission dialog (1.x): `△ Permission required`, the request on the next line. */
-const PERMISSION = /^\s*△\s+(Permission required)\s*\n\s*(\S[^\n]*)?/m;
+/** The permission dialog (1.x): `┃  △ Permission required`, the request (`$ command`) a few lines below. */
+const PERMISSION = /^[\s┃]*△\s+(Permission required)\s*$/m;
+/** The request line of the dialog: a shell command, else the first non-empty line. */
+const REQUEST_LINE = /^[\s┃]*(\S.*?)\s*$/;
+/** Lines below the dialog's title searched for the request. */
+const REQUEST_SEARCH_LINES = 4;
 /** The footer hint while a turn runs. */
 const WORKING_FOOTER = /\besc (to )?interrupt\b/;
 
@@ -10,8 +14,14 @@ const WORKING_FOOTER = /\besc (to )?interrupt\b/;
 export function opencodeScreenPrompt(screen: string): PromptSignal | undefined {
   const match = PERMISSION.exec(screen);
   if (!match) return undefined;
-  const request = match[2]?.trim();
-  return { kind: PromptKind.APPROVAL, text: request ? `${match[1]}: ${request}` : (match[1] ?? "") };
+  const below = screen
+    .slice(match.index + match[0].length)
+    .split("\n")
+    .slice(1, 1 + REQUEST_SEARCH_LINES)
+    .map((line) => REQUEST_LINE.exec(line)?.[1] ?? "")
+    .filter((line) => line !== "");
+  const request = below.find((line) => line.startsWith("$ ")) ?? below[0];
+  return { kind: PromptKind.APPROVAL, text: request ? `Permission required: ${request}` : "Permission required" };
 }
 
 /** True when the footer says a turn runs. */
