@@ -6,10 +6,13 @@ import { SessionSchema } from "../../gen/staragent/v1/session_pb.js";
 import { type EnvironmentConfig, readEnvironment } from "../common/config.js";
 import { runHub } from "../hub/main.js";
 import { runNode } from "../node/main.js";
+import { adoptCommand } from "./adopt-command.js";
+import { attachCommand } from "./attach-command.js";
 import { chatCommand } from "./chat-command.js";
 import { connectHub, sessionArgument, UsageError } from "./client.js";
 import { sessionTable } from "./format.js";
 import { sendCommand } from "./send-command.js";
+import { watchCommand } from "./watch-command.js";
 
 /** One `staragent` sub-command. */
 export interface Command {
@@ -20,6 +23,7 @@ export interface Command {
 }
 
 const commands: Record<string, Command> = {
+  attach: attachCommand,
   hub: {
     summary: "run the Hub (dashboard and API) for this machine and registered Nodes",
     run: async (args, _config, env) => {
@@ -106,6 +110,8 @@ const commands: Record<string, Command> = {
   },
   send: sendCommand,
   chat: chatCommand,
+  watch: watchCommand,
+  adopt: adoptCommand,
 };
 
 /** Adds a command (each feature registers its own). */
