@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ChatRole, Cli } from "../../../gen/staragent/v1/session_pb.js";
+import { ChatRole, Cli, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
 import type { GetChatResponse } from "../../../gen/staragent/v1/session_service_pb.js";
 import { failureOf, type HubFixture, startHubFixture } from "../../../test/foundation/hub-fixture.js";
 import { REPO_ROOT, runCli, STARAGENT_BIN } from "../../../test/support/servers.js";
@@ -13,6 +13,21 @@ import { MAX_CHAT_TEXT_BYTES } from "./chat-text.js";
 const STAND_INS = join(REPO_ROOT, "test/stand-ins");
 /** The shell prompt of the test shells, so the shell parser has a known prompt to find. */
 const PROMPT = "chat-test$ ";
+/** Sessions running the stand-in CLIs, and the text each draws once it takes input. */
+const STAND_IN_SESSIONS = [
+  ["cc", "claude", "? for shortcuts"],
+  ["cx", "codex", "Ask Codex to do anything"],
+  ["oc", "opencode", "Ask anything"],
+] as const;
+/** True while a process exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 const name = (session: string) => `nodes/local/sessions/${session}`;
 
 describe("chat through a real Hub process", () => {
@@ -44,25 +59,36 @@ describe("chat through a real Hub process", () => {
       );
     await shell("sh");
     await shell("staragent-node");
-    await f.tmux.run(
-      "new-session",
-      "-d",
-      "-s",
-      "cc",
-      "-x",
-      "120",
-      "-y",
-      "40",
-      "-c",
-      f.dir,
-      "-e",
-      `HOME=${home}`,
-      `env PATH=${STAND_INS}:${process.env.PATH ?? ""} claude`,
-    );
+    for (const [session, cli] of STAND_IN_SESSIONS) {
+      await f.tmux.run(
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "-c",
+        f.dir,
+        "-e",
+        `HOME=${home}`,
+        `env PATH=${STAND_INS}:${process.env.PATH ?? ""} ${cli}`,
+      );
+    }
     await waitFor(async () => (await screen("sh")).includes(PROMPT.trim()), "the test shell's prompt");
     await waitFor(async () => (await screen("staragent-node")).includes(PROMPT.trim()), "the system shell's prompt");
   });
   afterAll(async () => {
+    // Stop the stand-ins first and wait until they are gone, so none still writes into the folder
+    // the fixture removes.
+    const pids = await Promise.all(
+      STAND_IN_SESSIONS.map(async ([session]) =>
+        Number((await f.tmux.run("list-panes", "-t", `=${session}:`, "-F", "#{pane_pid}")).trim()),
+      ),
+    ).catch(() => []);
+    await f?.tmux.close();
+    await waitFor(() => pids.every((pid) => !alive(pid)), "the stand-in CLIs to exit").catch(() => undefined);
     await f?.close();
   });
 
@@ -155,18 +181,49 @@ describe("chat through a real Hub process", () => {
     expect(users.map((m) => m.text)).toEqual([text]);
   });
 
+  it("refuses a message while Claude Code asks for approval, and types nothing", async () => {
+    await f.sessions.sendChatMessage({ name: name("cc"), text: "approve please" });
+    await waitFor(
+      async () =>
+        (await f.sessions.getSession({ name: name("cc") })).session?.statusReason === StatusReason.INPUT_PROMPT,
+      "the approval prompt",
+    );
+    const refused = await failureOf(f.sessions.sendChatMessage({ name: name("cc"), text: "never typed" }));
+    expect(refused.code).toBe("FailedPrecondition");
+    expect(refused.message).toMatch(/^cc is waiting for an answer to ".+"; answer it in the terminal first/);
+    expect(await screen("cc")).not.toContain("never typed");
+    await f.tmux.run("send-keys", "-t", "=cc:", "Escape");
+  });
+
+  it("reads the Codex and opencode stand-ins' conversations, delivery confirmed by their native state", async () => {
+    for (const [session, cli, ready] of STAND_IN_SESSIONS.filter(([s]) => s !== "cc")) {
+      await waitFor(async () => (await screen(session)).includes(ready), `the ${cli} stand-in's input`);
+      const res = await f.sessions.sendChatMessage({ name: name(session), text: `hello ${cli}` });
+      expect(res).toMatchObject({ confirmed: true, confirmationDetail: `${cli} native log shows the new user turn` });
+      const read = await waitFor(async () => {
+        const c = await chat(session);
+        return c.messages.some((m) => m.role === ChatRole.ASSISTANT && m.text.includes(`Done: hello ${cli}`)) && c;
+      }, `the ${cli} stand-in's answer`);
+      expect(read.messages.map((m) => [ChatRole[m.role], m.text])).toEqual([
+        ["USER", `hello ${cli}`],
+        ["ASSISTANT", `Done: hello ${cli}`],
+      ]);
+    }
+  });
+
   it("`staragent send` and `staragent chat [--follow]` print the chat", async () => {
     const sent = await runCli(["send", "sh", "echo via-cli"], f.cliEnv);
     expect(sent).toMatchObject({
       code: 0,
       stdout: "typed into nodes/local/sessions/sh, not confirmed: no native log: typed only\n",
     });
-    const printed = await waitFor(async () => {
-      const out = await runCli(["chat", "sh"], f.cliEnv);
-      return out.stdout.includes("[tool shell: echo via-cli]\n  via-cli\n") && out;
-    }, "the CLI's chat output");
+    await waitFor(
+      async () => (await chat("sh")).messages.some((m) => m.text === "via-cli"),
+      "the command's output in the chat",
+    );
+    const printed = await runCli(["chat", "sh"], f.cliEnv);
     expect(printed.code).toBe(0);
-    expect(printed.stdout).toContain("[user]\n  echo via-cli\n");
+    expect(printed.stdout).toContain("[user]\n  echo via-cli\n[tool shell: echo via-cli]\n  via-cli\n");
 
     let follower: ChildProcess | undefined;
     try {
@@ -180,7 +237,7 @@ describe("chat through a real Hub process", () => {
       });
       await waitFor(() => out.includes("echo via-cli"), "the follower's first print");
       const printedBefore = out.length;
-      await runCli(["send", "sh", "echo followed"], f.cliEnv);
+      await f.sessions.sendChatMessage({ name: name("sh"), text: "echo followed" });
       await waitFor(
         () => out.slice(printedBefore).includes("[tool shell: echo followed]\n  followed\n"),
         "the follower's update",
