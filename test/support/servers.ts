@@ -16,6 +16,8 @@ export interface ServerProcess {
   readonly process: ChildProcess;
   /** Everything the process wrote to stderr so far (its log). */
   stderr(): string;
+  /** Everything the process wrote to stdout so far (where it listens, the Hub's login link). */
+  stdout(): string;
   /** Stops the process (SIGTERM, then SIGKILL) and removes its temporary home. */
   stop(): Promise<void>;
 }
@@ -71,6 +73,7 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     token: options.token,
     process: child,
     stderr: () => stderr,
+    stdout: () => stdout,
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once("exit", r));
