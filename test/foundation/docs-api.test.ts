@@ -25,10 +25,10 @@ const EXPECTED_OUTPUT: RegExp[][] = [
   [/^nodes\/local\/sessions\/by-hand\t\w+\t\w+\t\//m],
 ];
 
-function bash(script: string, env: NodeJS.ProcessEnv) {
+function bash(script: string, env: NodeJS.ProcessEnv, cwd = REPO_ROOT) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
     const child = spawn("bash", ["-euo", "pipefail", "-c", script], {
-      cwd: REPO_ROOT,
+      cwd,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -95,6 +95,18 @@ describe("docs/api.md, run line by line against a real Hub", () => {
       for (const pattern of expected) expect(result.stdout).toMatch(pattern);
     },
   );
+
+  it("the README's curl login runs as written", async () => {
+    const readme = await readFile(join(REPO_ROOT, "README.md"), "utf8");
+    const login = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)]
+      .map((m) => m[1] ?? "")
+      .filter((b) => b.includes("cookies.txt"));
+    expect(login).toHaveLength(1);
+    const script = (login[0] ?? "").replaceAll(DOCUMENTED_HUB, hub.url);
+    const result = await bash(script, { HOME: fakeHome, STARAGENT_HOME: "" }, fakeHome);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/"name":"nodes\/local\/sessions\/by-hand"/);
+  });
 
   it("the grpc-js example reports a wrong token as UNAUTHENTICATED and exits 1", async () => {
     const result = await bash("node examples/list-sessions.mjs", {
