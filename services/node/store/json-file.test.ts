@@ -64,6 +64,15 @@ describe("JsonFile", () => {
     expect(await file.read()).toEqual({ n: 5 });
   });
 
+  it("lets concurrent readers of a corrupt file all get the empty value, keeping it aside once", async () => {
+    await file.write({ n: 1 });
+    await writeFile(file.path, "{ corrupt");
+    const reads = await Promise.all(Array.from({ length: 5 }, () => file.read()));
+    expect(reads).toEqual(Array.from({ length: 5 }, () => ({ n: 0 })));
+    const aside = (await readdir(join(dir, "state"))).filter((n) => n.includes(".corrupt-"));
+    expect(aside).toHaveLength(1);
+  });
+
   it("keeps one update's failure from blocking the next", async () => {
     await expect(
       file.update(() => {

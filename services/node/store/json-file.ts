@@ -35,7 +35,13 @@ export class JsonFile<T> {
       return this.validate(JSON.parse(text));
     } catch (err) {
       const aside = `${this.path}.corrupt-${new Date().toISOString().replace(/[:.]/g, "-")}`;
-      await rename(this.path, aside);
+      try {
+        await rename(this.path, aside);
+      } catch (renameErr) {
+        // A concurrent read already moved it aside (and logged it): read what is there now.
+        if ((renameErr as NodeJS.ErrnoException).code === "ENOENT") return this.read();
+        throw renameErr;
+      }
       this.log.warn("unreadable state file kept aside and replaced", {
         file: this.path,
         keptAs: aside,
