@@ -41,6 +41,7 @@ export class TestViewer {
   private readonly abort = new AbortController();
   private acking: boolean;
   private readonly outputListeners = new Set<() => void>();
+  private readonly chunkListeners = new Set<(data: Uint8Array) => void>();
 
   private constructor(
     private readonly client: Client<typeof TerminalStream>,
@@ -70,6 +71,12 @@ export class TestViewer {
     viewer.abort.signal.addEventListener("abort", () => abort.abort());
     void viewer.consume(iterator);
     return viewer;
+  }
+
+  /** Calls `listener` with each output chunk as it arrives; returns the unsubscribe function. */
+  onOutput(listener: (data: Uint8Array) => void): () => void {
+    this.chunkListeners.add(listener);
+    return () => this.chunkListeners.delete(listener);
   }
 
   /** Stops (or restarts) acknowledging output. */
@@ -128,6 +135,7 @@ export class TestViewer {
               .ackOutput({ attachmentId: this.id, sequence: event.value.sequence })
               .catch(() => undefined);
           }
+          for (const listener of [...this.chunkListeners]) listener(event.value.data);
           for (const listener of [...this.outputListeners]) listener();
         } else {
           this.events.push(next.value);

@@ -1,0 +1,239 @@
+import { readFile } from "node:fs/promises";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import * as pty from "node-pty";
+import { TerminalStream } from "../gen/staragent/v1/terminal_stream_pb.js";
+import { TestViewer } from "../services/node/terminal/test-viewer.js";
+import { startServerProcess } from "../test/support/servers.js";
+import { createTestTmux, type TestTmux } from "../test/support/tmux.js";
+import { waitFor } from "../test/support/wait.js";
+
+/** Keystrokes timed per path: enough for a stable p99. */
+const KEYSTROKES = 300;
+/** Ctrl-C trials per path. */
+const CTRL_C_TRIALS = 5;
+/** How long `yes` floods before each Ctrl-C. */
+const FLOOD_MS = 1_000;
+/** Idle attachments opened to measure memory per attachment. */
+const IDLE_ATTACHMENTS = 16;
+/** Sessions the idle attachments spread over (the per-session limit is 8). */
+const IDLE_SESSIONS = 4;
+const SHELL = ["env", "PS1=READY> ", "bash", "--norc", "--noprofile"];
+const NODE_TOKEN = "bench-node-token";
+
+/** A way to type into a session and watch its output: the API or a direct node-pty `tmux attach`. */
+interface Path {
+  type(data: string): void;
+  /** Resolves when output received after this call contains `marker`. */
+  next(marker: string): Promise<void>;
+  close(): void;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+async function rssKiB(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+}
+
+function watcher() {
+  let buffer = "";
+  let waiting: { marker: string; resolve: () => void } | undefined;
+  return {
+    push(text: string) {
+      buffer += text;
+      if (buffer.length > 65_536) buffer = buffer.slice(-4_096);
+      if (waiting && buffer.includes(waiting.marker)) {
+        const w = waiting;
+        waiting = undefined;
+        w.resolve();
+      }
+    },
+    next(marker: string): Promise<void> {
+      buffer = "";
+      return new Promise((resolve) => {
+        waiting = { marker, resolve };
+      });
+    },
+  };
+}
+
+async function apiPath(client: ReturnType<typeof createClient<typeof TerminalStream>>, name: string): Promise<Path> {
+  const viewer = await TestViewer.attach(client, { name, cols: 120, rows: 40 });
+  const w = watcher();
+  const decoder = new TextDecoder();
+  const unsubscribe = viewer.onOutput((data) => w.push(decoder.decode(data, { stream: true })));
+  let sequenceQueue: Promise<unknown> = Promise.resolve();
+  return {
+    type: (data) => {
+      sequenceQueue = sequenceQueue.then(() => viewer.type(data));
+    },
+    next: (marker) => w.next(marker),
+    close: () => {
+      unsubscribe();
+      viewer.close();
+    },
+  };
+}
+
+function directPath(tmux: TestTmux, session: string): Path {
+  const env = { ...tmux.client.environment, TERM: "xterm-256color" };
+  const term = pty.spawn("tmux", [...tmux.client.socketArgs, "attach-session", "-t", `=${session}`], {
+    cols: 120,
+    rows: 40,
+    env,
+  });
+  const w = watcher();
+  const sub = term.onData((d) => w.push(d));
+  return {
+    type: (data) => term.write(data),
+    next: (marker) => w.next(marker),
+    close: () => {
+      sub.dispose();
+      term.kill();
+    },
+  };
+}
+
+async function echoLatency(path: Path): Promise<number[]> {
+  const times: number[] = [];
+  const letters = "abcdefghijklmnopqrstuvwxyz";
+  for (let i = 0; i < KEYSTROKES; i++) {
+    if (i % 40 === 0) {
+      const cleared = path.next("READY>");
+      path.type("\x15\x0c");
+      await cleared;
+    }
+    const ch = letters[i % letters.length] as string;
+    const seen = path.next(ch);
+    const start = performance.now();
+    path.type(ch);
+    await seen;
+    times.push(performance.now() - start);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+async function ctrlCTimes(path: Path): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < CTRL_C_TRIALS; i++) {
+    path.type("yes flood-flood-flood\r");
+    await new Promise((r) => setTimeout(r, FLOOD_MS));
+    const prompt = path.next("READY>");
+    const start = performance.now();
+    path.type("\x03");
+    await prompt;
+    times.push(performance.now() - start);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return times.sort((a, b) => a - b);
+}
+
+async function tmuxClientRss(tmux: TestTmux): Promise<number> {
+  const pids = (await tmux.client.query(["list-clients", "-F", "#{client_pid}"])).split("\n").filter(Boolean);
+  let total = 0;
+  for (const pid of pids) total += await rssKiB(Number(pid)).catch(() => 0);
+  return pids.length > 0 ? total / pids.length : Number.NaN;
+}
+
+/** Keystroke echo, Ctrl-C under `yes`, and memory per idle attachment: through a Node's API and direct. */
+export async function run(): Promise<void> {
+  const tmux = createTestTmux();
+  const node = await startServerProcess({
+    kind: "node",
+    tmuxSocket: tmux.socketName,
+    token: NODE_TOKEN,
+    args: ["--name", "bench"],
+  });
+  const open: Path[] = [];
+  const viewers: TestViewer[] = [];
+  try {
+    const client = createClient(
+      TerminalStream,
+      createGrpcTransport({
+        baseUrl: node.url,
+        // Passed on to net.connect: keystrokes are small writes that Nagle's algorithm would delay.
+        nodeOptions: { noDelay: true } as Record<string, unknown>,
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${NODE_TOKEN}`);
+            return next(req);
+          },
+        ],
+      }),
+    );
+    for (const s of ["echo-api", "echo-direct", ...Array.from({ length: IDLE_SESSIONS }, (_, i) => `idle-${i}`)]) {
+      await tmux.run("new-session", "-d", "-s", s, "-x", "120", "-y", "40", "--", ...SHELL);
+    }
+    await waitFor(
+      async () => (await tmux.run("capture-pane", "-p", "-t", "=echo-direct:")).includes("READY>"),
+      "prompt",
+    );
+    const rows: string[][] = [];
+    const api = await apiPath(client, "nodes/bench/sessions/echo-api");
+    open.push(api);
+    const direct = directPath(tmux, "echo-direct");
+    open.push(direct);
+    const apiEcho = await echoLatency(api);
+    const directEcho = await echoLatency(direct);
+    rows.push(["keystroke echo p50 (ms)", fmt(percentile(apiEcho, 50)), fmt(percentile(directEcho, 50)), "< 3"]);
+    rows.push(["keystroke echo p99 (ms)", fmt(percentile(apiEcho, 99)), fmt(percentile(directEcho, 99)), "< 15"]);
+    const apiCtrlC = await ctrlCTimes(api);
+    const directCtrlC = await ctrlCTimes(direct);
+    rows.push([
+      `Ctrl-C to prompt under yes, median of ${CTRL_C_TRIALS} (ms)`,
+      fmt(percentile(apiCtrlC, 50)),
+      fmt(percentile(directCtrlC, 50)),
+      "< 300",
+    ]);
+    rows.push([
+      `Ctrl-C to prompt under yes, worst of ${CTRL_C_TRIALS} (ms)`,
+      fmt(apiCtrlC.at(-1) ?? Number.NaN),
+      fmt(directCtrlC.at(-1) ?? Number.NaN),
+      "",
+    ]);
+    for (const p of open.splice(0)) p.close();
+    await waitFor(async () => (await tmux.client.query(["list-clients"])).trim() === "", "clients to go");
+
+    const pid = node.process.pid as number;
+    const nodeBefore = await rssKiB(pid);
+    for (let i = 0; i < IDLE_ATTACHMENTS; i++) {
+      viewers.push(await TestViewer.attach(client, { name: `nodes/bench/sessions/idle-${i % IDLE_SESSIONS}` }));
+    }
+    await new Promise((r) => setTimeout(r, 1_000));
+    const nodeAfter = await rssKiB(pid);
+    const apiClient = await tmuxClientRss(tmux);
+    for (const v of viewers.splice(0)) v.close();
+    await waitFor(async () => (await tmux.client.query(["list-clients"])).trim() === "", "clients to go");
+    const selfBefore = process.memoryUsage().rss / 1024;
+    for (let i = 0; i < IDLE_ATTACHMENTS; i++) open.push(directPath(tmux, `idle-${i % IDLE_SESSIONS}`));
+    await waitFor(
+      async () => (await tmux.client.query(["list-clients"])).trim().split("\n").length === IDLE_ATTACHMENTS,
+      "direct clients",
+    );
+    await new Promise((r) => setTimeout(r, 1_000));
+    const selfAfter = process.memoryUsage().rss / 1024;
+    const directClient = await tmuxClientRss(tmux);
+    rows.push([
+      "memory per idle attachment, server process (KiB)",
+      fmt((nodeAfter - nodeBefore) / IDLE_ATTACHMENTS),
+      fmt((selfAfter - selfBefore) / IDLE_ATTACHMENTS),
+      "",
+    ]);
+    rows.push(["memory per idle attachment, its tmux client process (KiB RSS)", fmt(apiClient), fmt(directClient), ""]);
+    console.log("| figure | through the Node's API | direct node-pty tmux attach | goal |");
+    console.log("|---|---|---|---|");
+    for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+  } finally {
+    for (const p of open) p.close();
+    for (const v of viewers) v.close();
+    await node.stop();
+    await tmux.close();
+  }
+}
+
+function fmt(n: number): string {
+  return n >= 100 ? n.toFixed(0) : n.toFixed(2);
+}
