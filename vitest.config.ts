@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["services/**/*.test.ts", "examples/**/*.test.ts", "test/**/*.test.ts"],
+    // The compatibility suite runs the real CLIs with its own config (make compat).
+    exclude: ["test/compat/**", "**/node_modules/**"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
