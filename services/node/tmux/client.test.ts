@@ -17,6 +17,7 @@ describe("tmux client helpers", () => {
     expect(new TmuxError("x", "can't find session: =nope", 1).isNotFound).toBe(true);
     expect(new TmuxError("x", "no server running on /tmp/tmux-0/x", 1).isNotFound).toBe(true);
     expect(new TmuxError("x", "duplicate session: a", 1).isNotFound).toBe(false);
+    expect(new TmuxError("x", "server exited unexpectedly", 1).isNotFound).toBe(true);
   });
 
   it("selects its socket with -L and never passes TMUX on", () => {

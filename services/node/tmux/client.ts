@@ -7,6 +7,14 @@ const TMUX_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 /** Separates fields in `-F` formats: a control character no session name or path contains. */
 export const FIELD_SEPARATOR = "\x1f";
 
+/**
+ * What tmux says when there is no server to ask: none runs, or it exited while the command ran (the
+ * last session ended, e.g. a command that exits at once).
+ */
+const NO_SERVER = /no server running|error connecting to|server exited unexpectedly|lost server/i;
+/** What a listing says while the server is shutting down with no session left. */
+const NO_SESSIONS = /no current target/i;
+
 /** A tmux command failed; `stderr` holds tmux's own words. */
 export class TmuxError extends Error {
   constructor(
@@ -20,7 +28,7 @@ export class TmuxError extends Error {
 
   /** True when tmux said there is no server, session, window or pane of that name. */
   get isNotFound(): boolean {
-    return /no server running|can't find|no such|session not found|error connecting to/i.test(this.stderr);
+    return NO_SERVER.test(this.stderr) || /can't find|no such|session not found/i.test(this.stderr);
   }
 }
 
@@ -108,7 +116,7 @@ export class TmuxClient {
     try {
       return await this.run(args);
     } catch (err) {
-      if (err instanceof TmuxError && /no server running|error connecting to/i.test(err.stderr)) return "";
+      if (err instanceof TmuxError && (NO_SERVER.test(err.stderr) || NO_SESSIONS.test(err.stderr))) return "";
       throw err;
     }
   }
