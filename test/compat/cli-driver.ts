@@ -23,6 +23,8 @@ export interface CliDriver {
   readonly sessionId: string;
   /** The `cli` StarAgent must report. */
   readonly cli: Cli;
+  /** The model id the CLI is configured with, which the mock reports back. */
+  readonly model: string;
   /** Answers the CLI's own side requests (session titles) so the scripted queue sees only turns. */
   sideReply(request: RecordedRequest): ScriptedReply | undefined;
   /** Writes the CLI's configuration into a throwaway HOME pointing at the mock. */

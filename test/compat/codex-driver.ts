@@ -10,7 +10,7 @@ import type { RecordedRequest } from "./mock-model-server.js";
 import { isRunning, listProcesses } from "./process-tree.js";
 
 /** The model id Codex is configured with; the mock echoes it. */
-export const CODEX_MODEL = "mock-model";
+const CODEX_MODEL = "mock-model";
 /** Variables that would point Codex at another state folder than the throwaway HOME. */
 const CLEARED_VARIABLES = ["CODEX_HOME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "XDG_CONFIG_HOME", "XDG_DATA_HOME"];
 /** The footer Codex draws once it takes input; keys typed before it are lost. */
@@ -25,6 +25,7 @@ export const codexDriver: CliDriver = {
   sessionId: "compat-codex",
   label: "Codex 0.171.0",
   cli: Cli.CODEX,
+  model: CODEX_MODEL,
   sideReply(request: RecordedRequest) {
     // Codex names each new thread with a separate request that wants `{"title": ...}` JSON back.
     return threadSource(request) === "thread_title" ? { text: JSON.stringify({ title: "Compat check" }) } : undefined;

@@ -23,8 +23,6 @@ import { within } from "./within.js";
 
 /** The Hub's user token for these runs. */
 const TOKEN = "compat-token";
-/** The model id both CLIs are configured with. */
-const MODEL = "mock-model";
 /** Codex and opencode take 5 to 16 s to draw their input box; a loaded 2-core CI machine more. */
 const CLI_READY_TIMEOUT_MS = 60_000;
 /** How long StarAgent may take to report a change of state (its goal is well under a second). */
@@ -99,7 +97,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
 
     beforeAll(async () => {
       requireInstalledClis();
-      mock = await startMockModelServer({ model: MODEL, sideReply: (r) => driver.sideReply(r) });
+      mock = await startMockModelServer({ model: driver.model, sideReply: (r) => driver.sideReply(r) });
       tmux = createTestTmux();
       hubProcess = await startServerProcess({ kind: "hub", tmuxSocket: tmux.socketName, token: TOKEN });
       hub = connectHubSessions(hubProcess.url, TOKEN);
@@ -115,9 +113,18 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
           failures.push(err);
         }
       };
+      // The pane's own processes; Codex's daemon starts below the pane too but is stopped its own way.
       let panePids: number[] = [];
       await step(async () => {
-        if (tmux !== undefined) panePids = processTree((await paneInfo(tmux, target)).pid);
+        const background = facts.prepared?.backgroundPids() ?? [];
+        const tree =
+          tmux === undefined
+            ? []
+            : await paneInfo(tmux, target).then(
+                (p) => processTree(p.pid),
+                () => [],
+              );
+        panePids = tree.filter((pid) => !background.includes(pid));
       });
       await step(async () => hubProcess?.stop());
       await step(async () => tmux?.close());

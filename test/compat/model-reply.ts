@@ -16,6 +16,5 @@ export interface ScriptedReply {
 
 /** The text deltas a reply streams: the text cut into a few pieces, like a real model's tokens. */
 export function textDeltas(text: string): string[] {
-  const words = text.split(/(?<= )/);
-  return words.length > 0 ? words : [text];
+  return text.split(/(?<= )/);
 }

@@ -8,7 +8,7 @@ import type { RecordedRequest } from "./mock-model-server.js";
 import { waitForScreen } from "./pane-screen.js";
 
 /** The model id opencode is configured with; the mock echoes it. */
-export const OPENCODE_MODEL = "mock-model";
+const OPENCODE_MODEL = "mock-model";
 /**
  * An npm registry on a closed loopback port: opencode installs plugin packages from npm at startup
  * when it finds a config folder; pointing npm here keeps it off the network if it still tries.
@@ -48,6 +48,7 @@ export const opencodeDriver: CliDriver = {
   sessionId: "compat-opencode",
   label: "opencode 1.18.33",
   cli: Cli.OPENCODE,
+  model: OPENCODE_MODEL,
   sideReply(request: RecordedRequest) {
     return isTitleRequest(request) ? { text: "Compat check" } : undefined;
   },
