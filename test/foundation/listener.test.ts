@@ -12,18 +12,21 @@ import { createLogger } from "../../services/common/log.js";
 import type { RunningServer } from "../../services/common/server.js";
 import { createMachine, type Machine, startNodeServer } from "../../services/node/index.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
+import { startHubFixture } from "./hub-fixture.js";
 
 const TOKEN = "listener-test-token-0123456789";
 /** close() must not wait for idle keep-alive sockets or open streams (its grace period is 2 s). */
 const PROMPT_CLOSE_MS = 1_000;
+/** A stopping process has its close grace (2 s) to spare: it must exit well before it ends. */
+const PROMPT_PROCESS_EXIT_MS = 1_500;
 
 /** POSTs a Connect JSON request over HTTP/1.1 and resolves with the status, HTTP version and body. */
-function postHttp1(url: string, path: string, body: string, agent: http.Agent) {
+function postHttp1(url: string, path: string, body: string, agent: http.Agent, token = TOKEN) {
   return new Promise<{ status: number; version: string; body: string }>((resolve, reject) => {
     const req = http.request(`${url}${path}`, {
       method: "POST",
       agent,
-      headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
     });
     req.on("response", (res) => {
       let text = "";
@@ -154,3 +157,31 @@ function bearer(): Interceptor {
     return next(req);
   };
 }
+
+describe("a Hub process stopping", () => {
+  it("exits promptly on SIGTERM with an open WatchSessions stream and a keep-alive socket, freeing its port", async () => {
+    const f = await startHubFixture();
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const h1 = await postHttp1(f.hub.url, "/staragent.v1.SessionService/ListSessions", "{}", agent, f.hub.token);
+      expect(h1.status).toBe(200);
+      const stream = f.sessions.watchSessions({ parent: "nodes/-" })[Symbol.asyncIterator]();
+      expect((await stream.next()).value?.type).toBe(WatchEventType.SNAPSHOT);
+      const ended = stream.next().then(
+        () => "ended",
+        () => "failed",
+      );
+
+      const exited = new Promise((resolve) => f.hub.process.once("exit", resolve));
+      const started = Date.now();
+      f.hub.process.kill("SIGTERM");
+      await exited;
+      expect(Date.now() - started).toBeLessThan(PROMPT_PROCESS_EXIT_MS);
+      expect(["ended", "failed"]).toContain(await ended);
+      expect(await portIsFree(Number(new URL(f.hub.url).port))).toBe(true);
+    } finally {
+      agent.destroy();
+      await f.close();
+    }
+  });
+});
