@@ -9,7 +9,8 @@ import { cleanLines, indentOf, isBlank, isBlockArt, joinText } from "../../chat/
  *      answer text                  assistant text, indented, no mark
  *      → Read src/main.ts           one-line tools: an icon, the tool, its target
  *   ┃  # Lists files               block tools: a `┃` panel whose first line is a `# title`
- *   ┃  $ ls -la                    (bash shows its command and output; edits show `← Edit path`)
+ *   ┃  $ ls -la                    (bash shows its command and output; edits show `← Edit path`;
+ *                                 after an approval the bash panel has no `# title`)
  *      ▣  Build · model · 1.8s      turn footer: not a message
  *   ┃  Ask anything…               the prompt box, closed by `╹▀▀▀`, then the status row
  *
@@ -111,6 +112,16 @@ function panelMessage(panel: readonly string[]): ParsedMessage | undefined {
   if (first === "" || THINKING.test(first) || PERMISSION.test(first)) return undefined;
   if (first.startsWith("# "))
     return blockTool(first.slice(2), body.slice(body.findIndex((l) => l.trim() === first) + 1));
+  // Bash output after an approval is drawn in a `┃` panel like the user's prompt (only colours tell
+  // them apart); in plain text it is the panel that opens with `$ command`.
+  if (first.startsWith("$ ")) {
+    return {
+      role: ChatRole.TOOL,
+      toolName: "bash",
+      toolTarget: first.slice(2),
+      text: joinText(body.slice(body.findIndex((l) => l.trim() === first) + 1)),
+    };
+  }
   if (first.startsWith("← ")) {
     const [name, ...target] = first.slice(2).split(" ");
     return {
