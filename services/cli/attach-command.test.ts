@@ -39,7 +39,12 @@ afterAll(async () => {
 
 describe("staragent attach", () => {
   it("shows the session in this terminal, types, follows its size, and detaches on Ctrl-]", async () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, STARAGENT_URL: hub.url, STARAGENT_AUTH_TOKEN: TOKEN, TERM: "xterm-256color" };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      STARAGENT_URL: hub.url,
+      STARAGENT_AUTH_TOKEN: TOKEN,
+      TERM: "xterm-256color",
+    };
     delete env.TMUX;
     const term = pty.spawn(process.execPath, [STARAGENT_BIN, "attach", "work"], { cols: 100, rows: 30, env });
     cli = term;

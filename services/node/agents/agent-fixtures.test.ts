@@ -99,7 +99,6 @@ async function placeNativeState(
   fixture: FixtureCase,
   processStart: Date,
 ): Promise<void> {
-  const cwd = fixture.cwd ?? FIXTURE_CWD;
   if (cli === "claude") {
     const sessionId = "3f1c2b7e-8d4a-4c1e-9b6f-0a2d5e7c9b11";
     const projects = join(home, ".claude", "projects", encodeProjectDir(FIXTURE_CWD));
