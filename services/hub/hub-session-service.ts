@@ -19,7 +19,7 @@ import {
 } from "../../gen/staragent/v1/session_service_pb.js";
 import { AsyncQueue, sleep } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
-import { MAX_PAGE_SIZE, paginate, parseParent, parseSessionName } from "../node/index.js";
+import { MAX_PAGE_SIZE, paginate, parseParent, parseSessionFilter, parseSessionName } from "../node/index.js";
 import { isUnreachable, NODE_CALL_TIMEOUT_MS, type NodeEntry, type NodeRegistry, relayError } from "./node-registry.js";
 
 /** First wait before re-watching a node whose stream broke; doubles up to the maximum. */
@@ -44,6 +44,7 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
 
   async listSessions(req: ListSessionsRequest, ctx: HandlerContext) {
     const nodes = this.nodesOf(parseParent(req.parent));
+    const matches = parseSessionFilter(req.filter);
     const unreachable: string[] = [];
     const perNode = await Promise.all(
       nodes.map(async (node) => {
@@ -54,14 +55,15 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
         } catch (err) {
           if (node.local || !isUnreachable(err)) throw relayError(node, err);
           unreachable.push(`nodes/${node.id}`);
-          return (this.lastKnown.get(node.id) ?? []).map((s) => create(SessionSchema, { ...s, nodeUnreachable: true }));
+          return (this.lastKnown.get(node.id) ?? [])
+            .filter(matches)
+            .map((s) => create(SessionSchema, { ...s, nodeUnreachable: true }));
         }
       }),
     );
-    const all = perNode.flat();
     const { page, nextPageToken } = paginate(
-      all,
-      (s) => `${s.node}/${s.tmuxSession}`,
+      perNode.flat(),
+      sessionKey,
       req.pageSize,
       req.pageToken,
       `${req.parent}|${req.filter}`,
@@ -318,4 +320,12 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
  */
 function listTimeout(node: NodeEntry): number | undefined {
   return node.local ? undefined : NODE_CALL_TIMEOUT_MS;
+}
+
+/**
+ * The order and pagination key of the Hub's session lists: node, then tmux session name. NUL sorts
+ * before every character a name may hold, so node `w1` comes before `w1-x`.
+ */
+function sessionKey(session: Session): string {
+  return `${session.node}\u0000${session.tmuxSession}`;
 }

@@ -4,6 +4,7 @@ import {
   type AddNodeRequest,
   type GetNodeRequest,
   type ListNodesRequest,
+  type Node,
   type NodeService,
   type RemoveNodeRequest,
   WatchNodesResponseSchema,
@@ -25,7 +26,9 @@ export class HubNodeService implements ServiceImpl<typeof NodeService> {
 
   listNodes(req: ListNodesRequest) {
     const nodes = this.registry.list().map((n) => this.registry.toNode(n));
-    const { page, nextPageToken } = paginate(nodes, (n) => n.name, req.pageSize, req.pageToken, "nodes");
+    // The Hub's own machine first, then the others by name.
+    const order = (n: Node) => `${n.local ? 0 : 1}${n.name}`;
+    const { page, nextPageToken } = paginate(nodes, order, req.pageSize, req.pageToken, "nodes");
     return { nodes: page, nextPageToken };
   }
 

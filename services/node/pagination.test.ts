@@ -30,6 +30,18 @@ describe("paginate", () => {
     expect(paginate(["a"], key, 2, first.nextPageToken, "q")).toEqual({ page: [], nextPageToken: "" });
   });
 
+  it("pages in key order whatever the order of the items, so no item is skipped", () => {
+    const shuffled = ["local/b", "alpha/z", "local/a", "w1-x/a", "w1/a"];
+    const seen: string[] = [];
+    let token = "";
+    do {
+      const res = paginate(shuffled, key, 2, token, "q");
+      seen.push(...res.page);
+      token = res.nextPageToken;
+    } while (token !== "");
+    expect(seen).toEqual(["alpha/z", "local/a", "local/b", "w1-x/a", "w1/a"]);
+  });
+
   it("uses the default size for 0 and gives no token when everything fits", () => {
     const many = Array.from({ length: DEFAULT_PAGE_SIZE + 1 }, (_, i) => String(i).padStart(4, "0"));
     expect(paginate(many, key, 0, "", "q").page).toHaveLength(DEFAULT_PAGE_SIZE);

@@ -6,9 +6,10 @@ export const DEFAULT_PAGE_SIZE = 500;
 export const MAX_PAGE_SIZE = 1000;
 
 /**
- * Cuts one page out of `items` (already ordered by `key`). Page tokens carry the last key returned
- * and the query they belong to, so a token used with another parent or filter is refused rather than
- * silently giving a wrong page.
+ * Cuts one page out of `items` in the order of `key` (compared by code units; the items are sorted
+ * here, since a page continues after the last key returned and any other order would skip items).
+ * Page tokens carry the last key returned and the query they belong to, so a token used with another
+ * parent or filter is refused rather than silently giving a wrong page.
  */
 export function paginate<T>(
   items: readonly T[],
@@ -38,8 +39,13 @@ export function paginate<T>(
     }
     after = token.a;
   }
-  const start = after === "" ? 0 : items.findIndex((item) => key(item) > after);
-  const rest = start < 0 ? [] : items.slice(start);
+  const ordered = [...items].sort((a, b) => {
+    const ka = key(a);
+    const kb = key(b);
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  });
+  const start = after === "" ? 0 : ordered.findIndex((item) => key(item) > after);
+  const rest = start < 0 ? [] : ordered.slice(start);
   const page = rest.slice(0, size);
   const last = page[page.length - 1];
   const nextPageToken =

@@ -35,9 +35,9 @@ describe("a Hub routing to a Node on another tmux server", () => {
       kind: "node",
       tmuxSocket: nodeTmux.socketName,
       token: nodeToken,
-      args: ["--name", "w1"],
+      args: ["--name", "a1"],
     });
-    f = await startHubFixture({ args: ["--node", `w1=${node.url}`], env: { STARAGENT_NODE_TOKEN: nodeToken } });
+    f = await startHubFixture({ args: ["--node", `a1=${node.url}`], env: { STARAGENT_NODE_TOKEN: nodeToken } });
     await f.tmux.run("new-session", "-d", "-s", "local-one", "sleep 600");
   });
   afterAll(async () => {
@@ -49,57 +49,84 @@ describe("a Hub routing to a Node on another tmux server", () => {
 
   it("lists the Node's sessions next to its own", async () => {
     const res = await hub().sessions.listSessions({ parent: "nodes/-" });
-    expect(res.sessions.map((s) => s.name)).toEqual(["nodes/local/sessions/local-one", "nodes/w1/sessions/remote-one"]);
+    expect(res.sessions.map((s) => s.name)).toEqual(["nodes/a1/sessions/remote-one", "nodes/local/sessions/local-one"]);
     expect(res.unreachable).toEqual([]);
     expect(res.sessions.every((s) => !s.nodeUnreachable)).toBe(true);
-    const onlyNode = await hub().sessions.listSessions({ parent: "nodes/w1" });
+    const onlyNode = await hub().sessions.listSessions({ parent: "nodes/a1" });
     expect(onlyNode.sessions.map((s) => s.tmuxSession)).toEqual(["remote-one"]);
     const nodes = await hub().nodes.listNodes({});
     expect(nodes.nodes.map((n) => [n.name, n.connectivity])).toEqual([
       ["nodes/local", Connectivity.ONLINE],
-      ["nodes/w1", Connectivity.ONLINE],
+      ["nodes/a1", Connectivity.ONLINE],
     ]);
     const ls = await runCli(["ls"], hub().cliEnv);
     expect(ls.code).toBe(0);
-    expect(ls.stdout).toMatch(/^w1\/remote-one\s/m);
+    expect(ls.stdout).toMatch(/^a1\/remote-one\s/m);
+  });
+
+  it("pages through sessions and nodes of every node without skipping any", async () => {
+    await f?.tmux.run("new-session", "-d", "-s", "local-two", "sleep 600");
+    await nodeTmux.run("new-session", "-d", "-s", "remote-two", "sleep 600");
+    try {
+      const names: string[] = [];
+      let pageToken = "";
+      do {
+        const res = await hub().sessions.listSessions({ parent: "nodes/-", pageSize: 1, pageToken });
+        names.push(...res.sessions.map((s) => s.name));
+        pageToken = res.nextPageToken;
+      } while (pageToken !== "");
+      expect(names).toEqual([
+        "nodes/a1/sessions/remote-one",
+        "nodes/a1/sessions/remote-two",
+        "nodes/local/sessions/local-one",
+        "nodes/local/sessions/local-two",
+      ]);
+      const first = await hub().nodes.listNodes({ pageSize: 1 });
+      const second = await hub().nodes.listNodes({ pageSize: 1, pageToken: first.nextPageToken });
+      expect([...first.nodes, ...second.nodes].map((n) => n.name)).toEqual(["nodes/local", "nodes/a1"]);
+      expect(second.nextPageToken).toBe("");
+    } finally {
+      await f?.tmux.run("kill-session", "-t", "=local-two");
+      await nodeTmux.run("kill-session", "-t", "=remote-two");
+    }
   });
 
   it("creates and stops sessions on the Node, on the Node's tmux", async () => {
     const created = await hub().sessions.createSession({
-      parent: "nodes/w1",
+      parent: "nodes/a1",
       sessionId: "made-remote",
       cwd,
       command: ["sleep", "600"],
     });
     expect(created.session).toMatchObject({
-      name: "nodes/w1/sessions/made-remote",
-      node: "w1",
+      name: "nodes/a1/sessions/made-remote",
+      node: "a1",
       origin: SessionOrigin.CREATED,
     });
     expect(await nodeTmux.run("list-sessions", "-F", "#{session_name}")).toContain("made-remote");
     await expect(hub().tmux.run("has-session", "-t", "=made-remote")).rejects.toThrow();
-    const stopped = await runCli(["stop", "w1/made-remote"], hub().cliEnv);
-    expect(stopped).toMatchObject({ code: 0, stdout: "stopped nodes/w1/sessions/made-remote\n" });
+    const stopped = await runCli(["stop", "a1/made-remote"], hub().cliEnv);
+    expect(stopped).toMatchObject({ code: 0, stdout: "stopped nodes/a1/sessions/made-remote\n" });
     expect(await nodeTmux.run("list-sessions", "-F", "#{session_name}")).not.toContain("made-remote");
   });
 
   it("passes the Node's errors to the client unchanged", async () => {
-    expect(await failureOf(hub().sessions.getSession({ name: "nodes/w1/sessions/ghost" }))).toEqual({
+    expect(await failureOf(hub().sessions.getSession({ name: "nodes/a1/sessions/ghost" }))).toEqual({
       code: "NotFound",
-      message: "session nodes/w1/sessions/ghost not found",
+      message: "session nodes/a1/sessions/ghost not found",
     });
     expect(
       await failureOf(
-        hub().sessions.createSession({ parent: "nodes/w1", sessionId: "x", cwd: "relative", command: ["sleep", "1"] }),
+        hub().sessions.createSession({ parent: "nodes/a1", sessionId: "x", cwd: "relative", command: ["sleep", "1"] }),
       ),
     ).toEqual({ code: "InvalidArgument", message: 'cwd: "relative" is not an absolute path' });
-    expect(await failureOf(hub().sessions.stopSession({ name: "nodes/w1/sessions/remote-one" }))).toMatchObject({
+    expect(await failureOf(hub().sessions.stopSession({ name: "nodes/a1/sessions/remote-one" }))).toMatchObject({
       code: "FailedPrecondition",
       message: expect.stringMatching(/^remote-one was not created by StarAgent/),
     });
     expect(
       await failureOf(
-        hub().sessions.createSession({ parent: "nodes/w1", sessionId: "remote-one", cwd, command: ["sleep", "1"] }),
+        hub().sessions.createSession({ parent: "nodes/a1", sessionId: "remote-one", cwd, command: ["sleep", "1"] }),
       ),
     ).toMatchObject({ code: "AlreadyExists" });
   });
@@ -121,7 +148,7 @@ describe("a Hub routing to a Node on another tmux server", () => {
       const failure = await failureOf(hub().nodes.addNode({ ...valid, ...change }));
       expect([failure.code, failure.message.split(":")[0]]).toEqual(["InvalidArgument", field]);
     }
-    expect((await failureOf(hub().nodes.addNode({ ...valid, nodeId: "w1" }))).code).toBe("AlreadyExists");
+    expect((await failureOf(hub().nodes.addNode({ ...valid, nodeId: "a1" }))).code).toBe("AlreadyExists");
 
     const added = await hub().nodes.addNode(valid);
     expect(added.node).toMatchObject({ name: "nodes/w2", url: valid.url, displayName: "w2" });
@@ -131,18 +158,18 @@ describe("a Hub routing to a Node on another tmux server", () => {
       { id: "w2", url: valid.url, token: valid.token, displayName: "w2" },
     ]);
     expect((await hub().nodes.getNode({ name: "nodes/w2" })).node?.url).toBe(valid.url);
-    expect((await hub().nodes.listNodes({})).nodes.map((n) => n.name)).toEqual(["nodes/local", "nodes/w1", "nodes/w2"]);
+    expect((await hub().nodes.listNodes({})).nodes.map((n) => n.name)).toEqual(["nodes/local", "nodes/a1", "nodes/w2"]);
 
     // A Node that does not answer: its calls are UNAVAILABLE, lists name it unreachable.
     expect((await failureOf(hub().sessions.getSession({ name: "nodes/w2/sessions/a" }))).code).toBe("Unavailable");
     expect((await hub().sessions.listSessions({ parent: "nodes/-" })).unreachable).toEqual(["nodes/w2"]);
 
     await hub().nodes.removeNode({ name: "nodes/w2" });
-    expect((await hub().nodes.listNodes({})).nodes.map((n) => n.name)).toEqual(["nodes/local", "nodes/w1"]);
+    expect((await hub().nodes.listNodes({})).nodes.map((n) => n.name)).toEqual(["nodes/local", "nodes/a1"]);
     expect(JSON.parse(await readFile(stored, "utf8"))).toEqual([]);
     expect((await failureOf(hub().nodes.removeNode({ name: "nodes/w2" }))).code).toBe("NotFound");
     expect((await failureOf(hub().nodes.removeNode({ name: "nodes/local" }))).code).toBe("FailedPrecondition");
-    expect((await failureOf(hub().nodes.getNode({ name: "w1" }))).code).toBe("InvalidArgument");
+    expect((await failureOf(hub().nodes.getNode({ name: "a1" }))).code).toBe("InvalidArgument");
   });
 
   it("lists a Node that accepts connections but never answers as unreachable, within the call timeout", async () => {
@@ -156,8 +183,8 @@ describe("a Hub routing to a Node on another tmux server", () => {
       expect(Date.now() - started).toBeLessThan(NODE_CALL_TIMEOUT_MS + 2_000);
       expect(res.unreachable).toEqual(["nodes/wedged"]);
       expect(res.sessions.map((s) => s.name)).toEqual([
+        "nodes/a1/sessions/remote-one",
         "nodes/local/sessions/local-one",
-        "nodes/w1/sessions/remote-one",
       ]);
     } finally {
       await hub().nodes.removeNode({ name: "nodes/wedged" });
@@ -168,17 +195,20 @@ describe("a Hub routing to a Node on another tmux server", () => {
   it("keeps a stopped Node's last known sessions, marked unreachable; its calls are UNAVAILABLE", async () => {
     await (node as ServerProcess).stop();
     const res = await hub().sessions.listSessions({ parent: "nodes/-" });
-    expect(res.unreachable).toEqual(["nodes/w1"]);
+    expect(res.unreachable).toEqual(["nodes/a1"]);
     expect(res.sessions.map((s) => [s.name, s.nodeUnreachable])).toEqual([
+      ["nodes/a1/sessions/remote-one", true],
       ["nodes/local/sessions/local-one", false],
-      ["nodes/w1/sessions/remote-one", true],
     ]);
-    const failure = await failureOf(hub().sessions.getSession({ name: "nodes/w1/sessions/remote-one" }));
-    expect(failure).toMatchObject({ code: "Unavailable", message: expect.stringMatching(/^node w1 is unreachable/) });
-    expect((await hub().nodes.getNode({ name: "nodes/w1" })).node?.connectivity).toBe(Connectivity.OFFLINE);
+    // The last known sessions obey the filter too.
+    const system = await hub().sessions.listSessions({ parent: "nodes/-", filter: "type=system" });
+    expect([system.sessions, system.unreachable]).toEqual([[], ["nodes/a1"]]);
+    const failure = await failureOf(hub().sessions.getSession({ name: "nodes/a1/sessions/remote-one" }));
+    expect(failure).toMatchObject({ code: "Unavailable", message: expect.stringMatching(/^node a1 is unreachable/) });
+    expect((await hub().nodes.getNode({ name: "nodes/a1" })).node?.connectivity).toBe(Connectivity.OFFLINE);
     const ls = await runCli(["ls"], hub().cliEnv);
     expect(ls.code).toBe(0);
-    expect(ls.stderr).toBe("warning: nodes/w1 is unreachable; its sessions are as last seen\n");
-    expect(ls.stdout).toMatch(/^w1\/remote-one\s+\S+\?\s/m);
+    expect(ls.stderr).toBe("warning: nodes/a1 is unreachable; its sessions are as last seen\n");
+    expect(ls.stdout).toMatch(/^a1\/remote-one\s+\S+\?\s/m);
   });
 });
