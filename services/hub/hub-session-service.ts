@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { type Session, SessionSchema } from "../../gen/staragent/v1/session_pb.js";
 import {
   type AdoptSessionRequest,
@@ -77,6 +77,7 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
 
   createSession(req: CreateSessionRequest, ctx: HandlerContext) {
     const id = req.parent === "" ? "local" : parseParent(req.parent);
+    if (id === "-") throw new ConnectError("parent: name one node (nodes/{node}), not nodes/-", Code.InvalidArgument);
     const node = this.registry.get(id);
     return this.forward(node, (n) =>
       n.sessions.createSession({ ...req, parent: `nodes/${n.id}` }, { signal: ctx.signal }),

@@ -109,6 +109,7 @@ export class MachineSessionService implements ServiceImpl<typeof SessionService>
   private checkParent(parent: string, allowAll = true): void {
     const node = parseParent(parent);
     if ((node === "-" && allowAll) || node === this.machine.nodeName) return;
+    if (node === "-") throw new ConnectError("parent: name one node (nodes/{node}), not nodes/-", Code.InvalidArgument);
     throw new ConnectError(`node ${node} is not served here (this is node ${this.machine.nodeName})`, Code.NotFound);
   }
 }

@@ -94,6 +94,8 @@ describe("sessions through a real Hub process", () => {
   });
 
   it.each([
+    ["every node as the parent", { parent: "nodes/-" }, "parent"],
+    ["a malformed parent", { parent: "local" }, "parent"],
     ["a bad session name", { sessionId: "bad name" }, "session_id"],
     ["an empty session name", { sessionId: "" }, "session_id"],
     ["a missing cwd", { cwd: "" }, "cwd"],
