@@ -5,10 +5,12 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Connectivity } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionOrigin } from "../../gen/staragent/v1/session_pb.js";
+import { WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
 import { NODE_CALL_TIMEOUT_MS } from "../../services/hub/node-registry.js";
 import { runCli, type ServerProcess, startServerProcess } from "../support/servers.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { failureOf, type HubFixture, startHubFixture, testToken } from "./hub-fixture.js";
+import { readWatch } from "./watch-events.js";
 
 /** A loopback port nothing listens on (bound, then released). */
 async function closedPort(): Promise<number> {
@@ -192,8 +194,42 @@ describe("a Hub routing to a Node on another tmux server", () => {
     }
   });
 
+  it("merges the Node's changes into one watch stream", async () => {
+    const watch = readWatch((signal) => hub().sessions.watchSessions({ parent: "nodes/-" }, { signal }));
+    try {
+      const snapshot = await watch.next(() => true, "the first event");
+      expect(snapshot.type).toBe(WatchEventType.SNAPSHOT);
+      expect(snapshot.sessions.map((s) => s.name)).toEqual([
+        "nodes/a1/sessions/remote-one",
+        "nodes/local/sessions/local-one",
+      ]);
+      expect(snapshot.unreachable).toEqual([]);
+      await nodeTmux.run("new-session", "-d", "-s", "remote-new", "sleep 600");
+      await watch.next(
+        (e) => e.type === WatchEventType.UPSERTED && e.sessions.some((s) => s.name === "nodes/a1/sessions/remote-new"),
+        "UPSERTED from the Node",
+      );
+      await nodeTmux.run("kill-session", "-t", "=remote-new");
+      const removed = await watch.next((e) => e.type === WatchEventType.REMOVED, "REMOVED from the Node");
+      expect(removed.removedNames).toEqual(["nodes/a1/sessions/remote-new"]);
+    } finally {
+      await watch.close();
+    }
+  });
+
   it("keeps a stopped Node's last known sessions, marked unreachable; its calls are UNAVAILABLE", async () => {
-    await (node as ServerProcess).stop();
+    const watch = readWatch((signal) => hub().sessions.watchSessions({ parent: "nodes/-" }, { signal }));
+    try {
+      expect((await watch.next(() => true, "the first event")).type).toBe(WatchEventType.SNAPSHOT);
+      await (node as ServerProcess).stop();
+      const changed = await watch.next((e) => e.type === WatchEventType.UNREACHABLE_CHANGED, "UNREACHABLE_CHANGED");
+      expect(changed.unreachable).toEqual(["nodes/a1"]);
+      expect(changed.sessions.map((s) => [s.name, s.nodeUnreachable])).toEqual([
+        ["nodes/a1/sessions/remote-one", true],
+      ]);
+    } finally {
+      await watch.close();
+    }
     const res = await hub().sessions.listSessions({ parent: "nodes/-" });
     expect(res.unreachable).toEqual(["nodes/a1"]);
     expect(res.sessions.map((s) => [s.name, s.nodeUnreachable])).toEqual([

@@ -2,13 +2,11 @@ import { chmod, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionOrigin, SessionType } from "../../gen/staragent/v1/session_pb.js";
-import { WatchEventType, type WatchSessionsResponse } from "../../gen/staragent/v1/session_service_pb.js";
+import { WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
 import { runCli } from "../support/servers.js";
 import { waitFor } from "../support/wait.js";
 import { failureOf, type HubFixture, startHubFixture } from "./hub-fixture.js";
-
-/** How long a watch may take to report a change made by hand (the watch loop polls every 250 ms). */
-const WATCH_EVENT_TIMEOUT_MS = 5_000;
+import { readWatch } from "./watch-events.js";
 
 /** argv of a process, from /proc. */
 async function argvOf(pid: number): Promise<string[]> {
@@ -227,37 +225,24 @@ describe("sessions through a real Hub process", () => {
   });
 
   it("watches: a SNAPSHOT, then UPSERTED and REMOVED for sessions made and killed by hand", async () => {
-    const abort = new AbortController();
-    const stream = f.sessions.watchSessions({ parent: "nodes/-" }, { signal: abort.signal })[Symbol.asyncIterator]();
-    const next = async (match: (e: WatchSessionsResponse) => boolean, what: string) => {
-      const deadline = Date.now() + WATCH_EVENT_TIMEOUT_MS;
-      for (;;) {
-        const timeout = new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error(`no ${what} within ${WATCH_EVENT_TIMEOUT_MS} ms`)), deadline - Date.now()),
-        );
-        const r = await Promise.race([stream.next(), timeout]);
-        if (r.done) throw new Error(`the stream ended before ${what}`);
-        if (match(r.value)) return r.value;
-      }
-    };
+    const watch = readWatch((signal) => f.sessions.watchSessions({ parent: "nodes/-" }, { signal }));
     try {
-      const snapshot = await next(() => true, "the first event");
+      const snapshot = await watch.next(() => true, "the first event");
       expect(snapshot.type).toBe(WatchEventType.SNAPSHOT);
       expect(snapshot.sessions.map((s) => s.tmuxSession)).toContain("by-hand");
 
       await f.tmux.run("new-session", "-d", "-s", "watched", "sleep 600");
-      const upserted = await next(
+      const upserted = await watch.next(
         (e) => e.type === WatchEventType.UPSERTED && e.sessions.some((s) => s.tmuxSession === "watched"),
         "UPSERTED for the new session",
       );
       expect(upserted.sessions.find((s) => s.tmuxSession === "watched")?.name).toBe("nodes/local/sessions/watched");
 
       await f.tmux.run("kill-session", "-t", "=watched");
-      const removed = await next((e) => e.type === WatchEventType.REMOVED, "REMOVED for the killed session");
+      const removed = await watch.next((e) => e.type === WatchEventType.REMOVED, "REMOVED for the killed session");
       expect(removed.removedNames).toEqual(["nodes/local/sessions/watched"]);
     } finally {
-      abort.abort();
-      await stream.return?.();
+      await watch.close();
     }
   });
 });
