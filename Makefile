@@ -12,7 +12,7 @@ PORT ?= 8080
 
 .PHONY: help
 help: ## Show the targets
-	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 node_modules/.installed: package-lock.json package.json services/package.json web/package.json
 	npm ci --no-audit --no-fund
@@ -89,7 +89,7 @@ bench: install ## Run the benchmarks and print the figures recorded in docs/benc
 	node --import tsx bench/run.ts
 
 .PHONY: run
-run: install build ## Start the Hub on $(HOST):$(PORT) and print how to log in
+run: install build ## Start the Hub on HOST:PORT (default 127.0.0.1:8080) and print how to log in
 	node services/cli/bin/staragent.js hub --host $(HOST) --port $(PORT)
 
 .PHONY: clean
