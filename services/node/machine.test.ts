@@ -46,9 +46,12 @@ describe("Machine over a private tmux server", () => {
     });
   });
   afterEach(async () => {
-    await machine.close();
-    await tmux.close();
-    await rm(home, { recursive: true, force: true });
+    try {
+      await machine?.close();
+    } finally {
+      await tmux.close();
+      await rm(home, { recursive: true, force: true });
+    }
   });
 
   it("lists nothing when no tmux server runs", async () => {

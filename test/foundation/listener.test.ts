@@ -65,10 +65,13 @@ describe("one-port listener", () => {
   });
 
   afterEach(async () => {
-    await machine.close();
-    await server?.close();
-    await tmux.close();
-    await rm(home, { recursive: true, force: true });
+    try {
+      await machine?.close();
+      await server?.close();
+    } finally {
+      await tmux.close();
+      await rm(home, { recursive: true, force: true });
+    }
   });
 
   it("serves Connect JSON over HTTP/1.1 and gRPC over h2c on the same port", async () => {
