@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { TmuxClient } from "../../services/node/tmux/client.js";
 
 /** A private tmux server for one test: its own `-L` socket, killed (only it) by `close`. */
@@ -7,7 +9,7 @@ export interface TestTmux {
   readonly client: TmuxClient;
   /** Runs a tmux command on the private server. */
   run(...args: string[]): Promise<string>;
-  /** Kills this test's server (never the user's default one). */
+  /** Kills this test's server (never the user's default one) and removes its socket file. */
   close(): Promise<void>;
 }
 
@@ -15,12 +17,15 @@ export interface TestTmux {
 export function createTestTmux(env: NodeJS.ProcessEnv = process.env): TestTmux {
   const socketName = `sa-test-${process.pid}-${randomBytes(4).toString("hex")}`;
   const client = new TmuxClient({ socketName, env });
+  // Where tmux puts `-L` sockets; kill-server leaves the file behind, so close removes it.
+  const socketPath = join(env.TMUX_TMPDIR || "/tmp", `tmux-${process.getuid?.() ?? 0}`, socketName);
   return {
     socketName,
     client,
     run: (...args) => client.run(args),
     close: async () => {
       await client.run(["kill-server"]).catch(() => undefined);
+      await rm(socketPath, { force: true });
     },
   };
 }
