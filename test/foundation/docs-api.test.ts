@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,6 +106,24 @@ describe("docs/api.md, run line by line against a real Hub", () => {
     const result = await bash(script, { HOME: fakeHome, STARAGENT_HOME: "" }, fakeHome);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/"name":"nodes\/local\/sessions\/by-hand"/);
+  });
+
+  it("the grpc-js script in the guide runs as written", async () => {
+    const guide = await readFile(join(REPO_ROOT, "docs/api.md"), "utf8");
+    const scripts = [...guide.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+    expect(scripts).toHaveLength(1);
+    const file = join(REPO_ROOT, ".tmp", `docs-grpc-js-${process.pid}.mjs`);
+    await mkdir(join(REPO_ROOT, ".tmp"), { recursive: true });
+    await writeFile(file, (scripts[0] ?? "").replace("127.0.0.1:8080", new URL(hub.url).host));
+    try {
+      const token = (await readFile(join(fakeHome, ".staragent", "auth_token"), "utf8")).trim();
+      const result = await bash(`node ${JSON.stringify(file)}`, { STARAGENT_AUTH_TOKEN: token });
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain("'nodes/local/sessions/by-hand'");
+    } finally {
+      await rm(file, { force: true });
+    }
   });
 
   it("the grpc-js example reports a wrong token as UNAUTHENTICATED and exits 1", async () => {
