@@ -20,7 +20,8 @@ const FALLBACK_SIZE = { cols: 80, rows: 24 };
  * this terminal's size (SIGWINCH) as the sizing policy allows, and Ctrl-] detaches.
  */
 export const attachCommand: Command = {
-  summary: "open a session's terminal here       NAME|NODE/NAME [--read-only] [--take-over]   (Ctrl-] detaches)",
+  usage: "NAME|NODE/NAME [--read-only] [--take-over]",
+  summary: "open a session's live terminal here (Ctrl-] detaches)",
   run: async (args, config) => {
     const { values, positionals } = parseArgs({
       args,

@@ -16,7 +16,9 @@ import { watchCommand } from "./watch-command.js";
 
 /** One `staragent` sub-command. */
 export interface Command {
-  /** One line for `staragent --help`. */
+  /** The arguments, for `staragent --help`. */
+  readonly usage: string;
+  /** What it does, in one line for `staragent --help`. */
   readonly summary: string;
   /** Runs the command; returns the exit code. */
   run(args: string[], config: EnvironmentConfig, env: NodeJS.ProcessEnv): Promise<number>;
@@ -25,6 +27,7 @@ export interface Command {
 const commands: Record<string, Command> = {
   attach: attachCommand,
   hub: {
+    usage: "[--host 127.0.0.1] [--port 8080] [--node NAME=URL ...]",
     summary: "run the Hub (dashboard and API) for this machine and registered Nodes",
     run: async (args, _config, env) => {
       await runHub(args, env);
@@ -32,6 +35,7 @@ const commands: Record<string, Command> = {
     },
   },
   node: {
+    usage: "[--name NAME] [--host 127.0.0.1] [--port 8081]",
     summary: "run a Node (the Remote Node API over this machine's tmux)",
     run: async (args, _config, env) => {
       await runNode(args, env);
@@ -39,7 +43,8 @@ const commands: Record<string, Command> = {
     },
   },
   ls: {
-    summary: "list sessions with their status   [--json] [--node NODE] [--filter 'status=review']",
+    usage: "[--json] [--node NODE] [--filter 'status=review cli=claude']",
+    summary: "list sessions with their status",
     run: async (args, config) => {
       const { values } = parseArgs({
         args,
@@ -68,7 +73,8 @@ const commands: Record<string, Command> = {
     },
   },
   new: {
-    summary: "start a session                   NAME --cwd DIR [--node NODE] [-- COMMAND...]",
+    usage: "NAME [--cwd DIR] [--node NODE] [-- COMMAND...]",
+    summary: "start a session running COMMAND (default: your shell) in DIR (default: here)",
     run: async (args, config) => {
       const dash = args.indexOf("--");
       const own = dash >= 0 ? args.slice(0, dash) : args;
@@ -93,7 +99,8 @@ const commands: Record<string, Command> = {
     },
   },
   stop: {
-    summary: "stop a session                    NAME|NODE/NAME [--force]",
+    usage: "NAME|NODE/NAME [--force]",
+    summary: "stop a session (--force for sessions StarAgent did not create)",
     run: async (args, config) => {
       const { values, positionals } = parseArgs({
         args,
@@ -127,7 +134,10 @@ function help(): string {
     "StarAgent runs and watches coding-agent CLIs in tmux, on this machine and on Nodes.",
     "",
     "Commands:",
-    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    ...Object.entries(commands).flatMap(([name, c]) => [
+      `  ${name.padEnd(width)}  ${c.usage}`,
+      `  ${"".padEnd(width)}    ${c.summary}`,
+    ]),
     "",
     "Client commands talk to the Hub at $STARAGENT_URL (default http://127.0.0.1:8080) with the",
     "token in $STARAGENT_AUTH_TOKEN or $STARAGENT_HOME/auth_token ($STARAGENT_HOME: ~/.staragent).",
