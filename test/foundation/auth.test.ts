@@ -18,6 +18,8 @@ import { failureOf, type HubFixture, startHubFixture, testToken } from "./hub-fi
 
 /** Failed authentications a peer may make per minute before it is refused (services/common/auth.ts). */
 const MAX_FAILURES_PER_WINDOW = 20;
+/** A streaming call refused at once answers in milliseconds; one that was let in would run until this. */
+const STREAM_CALL_TIMEOUT_MS = 5_000;
 
 /** Calls `method` once with an empty request; resolves with the gRPC code it ended with. */
 async function callOnce(transport: Transport, method: DescMethod, header: Record<string, string>): Promise<string> {
@@ -29,7 +31,7 @@ async function callOnce(transport: Transport, method: DescMethod, header: Record
       const res = await transport.stream(
         method,
         undefined,
-        5_000,
+        STREAM_CALL_TIMEOUT_MS,
         header,
         (async function* () {
           yield input;
