@@ -43,8 +43,13 @@ build: node_modules/.installed ## Type-check the services (they run from source 
 lint: node_modules/.installed ## Biome, buf lint, buf breaking against main, stale gen/ check, tsc
 	$(BIN)/biome check .
 	$(BIN)/buf lint
+	# Breaking changes: the working tree against main, and the newest commit against the one before it
+	# (on main itself the first comparison sees only uncommitted changes).
 	if git rev-parse --verify --quiet main >/dev/null && git cat-file -e main:proto/staragent 2>/dev/null; then
 		$(BIN)/buf breaking --against '.git#branch=main'
+	fi
+	if git cat-file -e HEAD~1:proto/staragent 2>/dev/null; then
+		$(BIN)/buf breaking --against '.git#ref=HEAD~1'
 	fi
 	rm -rf .tmp/gen-check && mkdir -p .tmp/gen-check
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/buf generate -o .tmp/gen-check

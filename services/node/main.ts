@@ -29,13 +29,7 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
     return;
   }
   const config = readEnvironment(env);
-  const name =
-    values.name ??
-    hostname()
-      .toLowerCase()
-      .replace(/[^a-z0-9-]/g, "-")
-      .replace(/^[^a-z]+/, "") ??
-    "node";
+  const name = values.name ?? defaultNodeName(hostname());
   if (!NODE_ID_PATTERN.test(name) || name === "local") {
     throw new Error(
       `--name ${name}: use lowercase letters, digits and '-', starting with a letter ('local' is the Hub's)`,
@@ -80,6 +74,17 @@ Serves this machine's tmux sessions to a StarAgent Hub. Every call needs the nod
 token: $STARAGENT_NODE_TOKEN, or the file $STARAGENT_HOME/node_token (generated on
 first start, mode 0600). Binds to loopback unless --host says otherwise.
 `;
+
+/** A node id from the host name (`Build-Box.lan` → `build-box-lan`), or `node` when none can be made. */
+export function defaultNodeName(host: string): string {
+  const name = host
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, "-")
+    .replace(/^[^a-z]+/, "")
+    .slice(0, 63)
+    .replace(/-+$/, "");
+  return NODE_ID_PATTERN.test(name) && name !== "local" ? name : "node";
+}
 
 /** Parses a TCP port (0 picks a free one). */
 export function parsePort(value: string): number {
