@@ -91,6 +91,9 @@ function context(home: string): AgentContext {
     paneCurrentPath: CWD,
     paneDead: false,
     alternateOn: true,
+    historySize: 0,
+    cursorX: 0,
+    cursorY: 0,
     paneTitle: "✳ Claude Code",
   };
   return {

@@ -23,7 +23,8 @@ import type { SessionInspector, SessionObservation } from "./status/observation.
 import type { StateFiles } from "./store/state-files.js";
 import { type TmuxClient, TmuxError } from "./tmux/client.js";
 import { SYSTEM_SESSION_NAMES, sessionResourceName, validateSessionName } from "./tmux/names.js";
-import { activePanes, listPanes, type PaneInfo } from "./tmux/panes.js";
+import { activePanes, listPanes, type PaneInfo, paneStamp } from "./tmux/panes.js";
+import { TmuxServerProbe } from "./tmux/server-probe.js";
 import { killSession, newSession } from "./tmux/sessions.js";
 
 /** Most arguments a created session's command may have. */
@@ -32,8 +33,25 @@ export const MAX_COMMAND_ARGS = 64;
 export const MAX_COMMAND_BYTES = 8192;
 /** Longest cwd accepted (Linux PATH_MAX). */
 export const MAX_CWD_BYTES = 4096;
-/** How often the watch loop looks at tmux and the native logs while anyone watches. */
+/**
+ * How often the watch loop looks at tmux and the native logs while anyone watches and a session's
+ * status can change with nothing but time or the screen (a turn running, a prompt shown, a CLI without
+ * a log yet): no file event reports those.
+ */
 export const WATCH_INTERVAL_MS = 250;
+/**
+ * How often it looks while every session is settled (idle or completed CLIs, shells). Native log
+ * writes wake it at once through file watches, and panes created or ended through a `/proc` probe
+ * every WATCH_INTERVAL_MS, so this bounds only how late other tmux-only changes are seen (a shell
+ * command starting or ending, a rename, a title). Each look spawns one `tmux list-panes` (about 15 ms
+ * of CPU over node, the tmux client and the server with 100 panes): most of an idle machine's cost.
+ */
+export const WATCH_IDLE_INTERVAL_MS = 2_000;
+/**
+ * Least time between two looks of the watch loop: a CLI writing its log many times a second costs at
+ * most this many reads, and a change waits at most this long for the next look.
+ */
+const WATCH_MIN_GAP_MS = 50;
 /** How long a quiet watch stream waits before sending a heartbeat, so proxies keep it open. */
 export const WATCH_HEARTBEAT_MS = 15_000;
 /** Events a slow watcher may have queued before it is cut off (it reconnects and gets a snapshot). */
@@ -68,10 +86,20 @@ export class Machine {
   private loop: Promise<void> | undefined;
   private readonly loopStop = new AbortController();
   private poke: (() => void) | undefined;
+  /** Set by `wake` so a wake that comes while a look runs is not lost. */
+  private woken = false;
+  private readonly sessionCache = new Map<
+    string,
+    { readonly key: string; readonly observation: SessionObservation | undefined; readonly session: Session }
+  >();
   private adoptedCache: Map<string, number> | undefined;
   private seenCache: Map<string, string> | undefined;
 
-  constructor(private readonly options: MachineOptions) {}
+  private readonly probe: TmuxServerProbe;
+
+  constructor(private readonly options: MachineOptions) {
+    this.probe = new TmuxServerProbe(options.tmux);
+  }
 
   get nodeName(): string {
     return this.options.nodeName;
@@ -293,6 +321,7 @@ export class Machine {
       model.set(name, this.toSession(pane, observation, adopted, now));
     }
     for (const name of this.statusSince.keys()) if (!panes.has(name)) this.statusSince.delete(name);
+    for (const name of this.sessionCache.keys()) if (!panes.has(name)) this.sessionCache.delete(name);
     this.panes = panes;
     this.observations = observations;
     this.publish(model);
@@ -320,8 +349,13 @@ export class Machine {
       since = { status, since: now };
       this.statusSince.set(name, since);
     }
+    // The same pane, observation, origin and status time make the same Session: reuse it, so an
+    // unchanged session costs neither a new message nor a deep comparison in publish.
+    const key = `${paneStamp(pane)}\0${origin}\0${status}\0${since.since.getTime()}`;
+    const cached = this.sessionCache.get(name);
+    if (cached && cached.key === key && cached.observation === observation) return cached.session;
     const activityMs = Math.max(pane.sessionActivity * 1000, observation?.lastActivity?.getTime() ?? 0);
-    return create(SessionSchema, {
+    const session = create(SessionSchema, {
       name: sessionResourceName(this.options.nodeName, name),
       node: this.options.nodeName,
       tmuxSession: name,
@@ -344,6 +378,8 @@ export class Machine {
       chatRevision: observation?.chatRevision ?? "",
       statusDetail: observation?.detail ?? "",
     });
+    this.sessionCache.set(name, { key, observation, session });
+    return session;
   }
 
   private publish(model: Map<string, Session>): void {
@@ -353,7 +389,7 @@ export class Machine {
     const upserted: Session[] = [];
     for (const [name, session] of model) {
       const before = previous.get(name);
-      if (!before || !equals(SessionSchema, before, session)) upserted.push(session);
+      if (!before || (before !== session && !equals(SessionSchema, before, session))) upserted.push(session);
     }
     const removed = [...previous.keys()]
       .filter((name) => !model.has(name))
@@ -383,9 +419,14 @@ export class Machine {
     if (this.loop) return;
     this.loop = (async () => {
       let quietSince = Date.now();
+      // Native state changes wake the loop at once while it runs; nothing is watched once it stops.
+      const unwatch = this.options.inspector.watchChanges?.(() => this.wake());
       while (!this.loopStop.signal.aborted && this.watchers.size > 0) {
+        const startedAt = Date.now();
+        this.woken = false;
         const before = this.model;
         try {
+          await this.probe.mark(this.panes.size > 0);
           await this.refresh();
         } catch (err) {
           this.options.log.warn("watch loop could not read tmux", {
@@ -397,19 +438,45 @@ export class Machine {
           this.broadcast([create(WatchSessionsResponseSchema, { type: WatchEventType.HEARTBEAT })]);
           quietSince = Date.now();
         }
-        await new Promise<void>((resolve) => {
-          this.poke = resolve;
-          void sleep(WATCH_INTERVAL_MS, this.loopStop.signal).then(resolve);
-        });
-        this.poke = undefined;
+        const fast = this.options.inspector.needsFastPoll ?? true;
+        const nextLook = startedAt + (fast ? WATCH_INTERVAL_MS : WATCH_IDLE_INTERVAL_MS);
+        // Until the next look: a wake (file written, API change) looks at once; between idle looks a
+        // `/proc` read every WATCH_INTERVAL_MS notices panes created or ended.
+        while (!this.woken && !this.loopStop.signal.aborted) {
+          const wait = Math.min(nextLook, Date.now() + WATCH_INTERVAL_MS) - Date.now();
+          if (wait <= 0) break;
+          await this.pause(wait);
+          if (!this.woken && Date.now() < nextLook && (await this.probe.changed())) break;
+        }
+        const gap = startedAt + WATCH_MIN_GAP_MS - Date.now();
+        if (gap > 0) await sleep(gap, this.loopStop.signal);
       }
+      unwatch?.();
       this.loop = undefined;
     })();
   }
 
-  /** Makes the watch loop look again now (after a change this process made itself). */
+  /** Makes the watch loop look again now (a change this process made, or a native state file written). */
   private wake(): void {
+    this.woken = true;
     this.poke?.();
+  }
+
+  /** Waits `ms`, or less when woken or closed. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const signal = this.loopStop.signal;
+      if (signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        this.poke = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener("abort", done, { once: true });
+      this.poke = done;
+    });
   }
 
   private async adopted(): Promise<Map<string, number>> {
@@ -443,7 +510,7 @@ function sameModel(a: Map<string, Session>, b: Map<string, Session>): boolean {
   if (a.size !== b.size) return false;
   for (const [name, session] of a) {
     const other = b.get(name);
-    if (!other || !equals(SessionSchema, session, other)) return false;
+    if (!other || (other !== session && !equals(SessionSchema, session, other))) return false;
   }
   return true;
 }

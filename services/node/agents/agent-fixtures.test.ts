@@ -197,6 +197,9 @@ function makeContext(options: {
     paneCurrentPath: options.cwd,
     paneDead: false,
     alternateOn: true,
+    historySize: 0,
+    cursorX: 0,
+    cursorY: 0,
     paneTitle: options.title,
   };
   const process: ProcessInfo = {

@@ -60,8 +60,16 @@ export interface AgentSignals {
    * delivery is confirmed when it changes after a message is sent.
    */
   readonly lastUserTurn?: string;
-  /** True when the CLI's native state was found, so chat delivery can be confirmed from it. */
+  /**
+   * True when this CLI keeps a native log (even before the first prompt creates it), so chat delivery
+   * can be confirmed by the new user turn appearing there.
+   */
   readonly hasNativeLog?: boolean;
+  /**
+   * Files (or folders, for files not created yet) whose change may change these signals: the watch
+   * loop watches them to look again at once instead of at its next poll.
+   */
+  readonly statePaths?: readonly string[];
 }
 
 /** One supported CLI: how to recognise it and how to read its state. Adding a CLI adds one module. */

@@ -27,11 +27,6 @@ import { captureTranscript, DEFAULT_HISTORY_LINES, MAX_HISTORY_LINES, MIN_HISTOR
 export const CONFIRM_TIMEOUT_MS = 5_000;
 /** Pause between re-reads of the native state while waiting for confirmation. */
 const CONFIRM_POLL_MS = 100;
-/**
- * CLIs whose agent modules read a native log. Their first prompt creates the log, so a session with
- * no log yet is still confirmed by the log appearing with the new user turn.
- */
-const LOGGING_CLIS: ReadonlySet<Cli> = new Set([Cli.CLAUDE, Cli.CODEX, Cli.OPENCODE]);
 /** Sends that may wait behind the one being typed into a session; more are refused, not queued. */
 const MAX_QUEUED_SENDS = 8;
 
@@ -112,7 +107,9 @@ export class MachineChat implements ChatBackend {
       }
       log.info("chat message typed", { session: tmuxName, bytes: Buffer.byteLength(text) });
       const cliName = (Cli[session.cli] ?? "cli").toLowerCase();
-      if (observation?.hasNativeLog !== true && !LOGGING_CLIS.has(session.cli)) {
+      // hasNativeLog says the CLI keeps one, even before the first prompt creates it: a session with no
+      // log yet is confirmed by the log appearing with the new user turn.
+      if (observation?.hasNativeLog !== true) {
         return create(SendChatMessageResponseSchema, {
           confirmed: false,
           confirmationDetail: "no native log: typed only",

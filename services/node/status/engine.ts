@@ -12,8 +12,9 @@ import {
 } from "../agents/process-table.js";
 import type { TmuxClient } from "../tmux/client.js";
 import { SYSTEM_SESSION_NAMES } from "../tmux/names.js";
-import type { PaneInfo } from "../tmux/panes.js";
+import { type PaneInfo, paneStamp } from "../tmux/panes.js";
 import type { SessionInspector, SessionObservation } from "./observation.js";
+import { PathWatcher } from "./path-watcher.js";
 import { decideStatus } from "./precedence.js";
 import { readPaneBottom } from "./screen.js";
 import { isShell, programName } from "./shells.js";
@@ -28,6 +29,13 @@ const CLOCK_TICKS_PER_SECOND = 100;
 const PROCESS_RESCAN_MS = 2_000;
 /** CLI environments remembered (one per CLI process; an environment never changes after exec). */
 const MAX_CACHED_ENVIRONMENTS = 1024;
+/**
+ * Longest a settled observation (an idle or completed CLI session whose pane and watched files did not
+ * change) is reused before its native state is read again anyway: bounds how late a change no file
+ * event reported (an unwatchable folder, the inotify limit, a CLI replaced under the same pane
+ * command) is seen, at the cost of one cheap read per session per this interval.
+ */
+const SETTLED_RECHECK_MS = 30_000;
 
 /** What the status engine needs. */
 export interface StatusEngineOptions {
@@ -51,6 +59,26 @@ interface PaneProcesses {
   readonly found: { agent: AgentModule; process: ProcessInfo } | undefined;
 }
 
+/** An observation reused while its pane, the seen id and the watched files stay the same. */
+interface SettledObservation {
+  /** paneStamp and seen id when it was made. */
+  readonly stamp: string;
+  /** The pane's change generation when its files were read (a file event since then bumps it). */
+  readonly generation: number;
+  readonly at: number;
+  readonly observation: SessionObservation;
+}
+
+/** One pane's inspection, with what decides whether it may be reused. */
+interface PaneInspection {
+  readonly observation: SessionObservation;
+  /** True when only a pane or watched file change can change it (no running turn, prompt or screen read). */
+  readonly settled: boolean;
+  /** True when it can change with nothing but time or the screen: the loop should poll fast. */
+  readonly fast: boolean;
+  readonly statePaths: readonly string[];
+}
+
 /** A pane bottom read, reused while the pane shows nothing new (SCREEN_RECHECK_MS). */
 interface ScreenRead {
   readonly key: string;
@@ -64,6 +92,9 @@ interface ScreenRead {
  * a poll proportional to what changed: process trees are read again only when a pane's foreground
  * command changes (or its CLI exits), environments once per process, pane bottoms at most once per
  * SCREEN_RECHECK_MS unless a module asks for a fresh one, and logs by size and mtime (in the modules).
+ * While a watch loop subscribes (`watchChanges`), it watches the files each CLI's state lives in and
+ * reuses a settled session's observation until its pane, its seen id or one of those files changes
+ * (or SETTLED_RECHECK_MS passes): 100 idle sessions then cost a comparison each per poll.
  */
 export class StatusEngine implements SessionInspector {
   private readonly readProcesses: () => Promise<ProcessTable>;
@@ -71,6 +102,15 @@ export class StatusEngine implements SessionInspector {
   private readonly paneProcesses = new Map<string, PaneProcesses>();
   private readonly screens = new Map<string, ScreenRead>();
   private readonly environments = new Map<string, Promise<Readonly<Record<string, string | undefined>>>>();
+  private readonly settled = new Map<string, SettledObservation>();
+  /** Bumped per pane when one of its watched files changes. */
+  private readonly generations = new Map<string, number>();
+  private readonly statePaths = new Map<string, readonly string[]>();
+  /** The newest observation per pane: an equal new one is replaced by it, so unchanged stays identical. */
+  private readonly previous = new Map<string, SessionObservation>();
+  private pathPanes = new Map<string, Set<string>>();
+  private watcher: PathWatcher | undefined;
+  private fastPoll = false;
   private bootTimeMs: number | undefined;
 
   constructor(private readonly options: StatusEngineOptions) {
@@ -78,30 +118,117 @@ export class StatusEngine implements SessionInspector {
     this.readTree = options.readTree ?? ((pid) => readProcessTree(pid));
   }
 
+  get needsFastPoll(): boolean {
+    return this.fastPoll;
+  }
+
+  /**
+   * Watches the native state of the sessions inspected from now on and calls `wake` when it changes.
+   * One subscriber at a time (the machine's watch loop); unsubscribing stops watching and reuse.
+   */
+  watchChanges(wake: () => void): () => void {
+    this.watcher?.close();
+    const watcher = new PathWatcher((path) => {
+      for (const paneId of this.pathPanes.get(path) ?? []) this.bump(paneId);
+      wake();
+    });
+    this.watcher = watcher;
+    this.settled.clear();
+    return () => {
+      watcher.close();
+      if (this.watcher === watcher) {
+        this.watcher = undefined;
+        this.settled.clear();
+      }
+    };
+  }
+
   async inspect(
     panes: ReadonlyMap<string, PaneInfo>,
     seen: ReadonlyMap<string, string>,
   ): Promise<Map<string, SessionObservation>> {
-    const processes = await this.processesOf(panes);
+    const now = Date.now();
     const out = new Map<string, SessionObservation>();
+    const toRead: [string, PaneInfo, string][] = [];
+    for (const [session, pane] of panes) {
+      const stamp = `${paneStamp(pane)}\0${seen.get(session) ?? ""}`;
+      const cached = this.watcher ? this.settled.get(pane.paneId) : undefined;
+      if (
+        cached &&
+        cached.stamp === stamp &&
+        cached.generation === this.generation(pane.paneId) &&
+        now - cached.at < SETTLED_RECHECK_MS
+      ) {
+        out.set(session, cached.observation);
+      } else {
+        toRead.push([session, pane, stamp]);
+      }
+    }
+    const live = new Set([...panes.values()].map((p) => p.paneId));
+    const processes = await this.processesOf(
+      toRead.map(([, pane]) => pane),
+      live,
+    );
+    let fastPoll = false;
     await Promise.all(
-      [...panes].map(async ([session, pane]) => {
-        const found = processes.get(pane.paneId);
-        out.set(session, await this.inspectPane(pane, found, seen.get(session) ?? ""));
+      toRead.map(async ([session, pane, stamp]) => {
+        const generation = this.generation(pane.paneId);
+        const read = await this.inspectPane(pane, processes.get(pane.paneId), seen.get(session) ?? "");
+        const before = this.previous.get(pane.paneId);
+        const observation = before && sameObservation(before, read.observation) ? before : read.observation;
+        this.previous.set(pane.paneId, observation);
+        out.set(session, observation);
+        this.statePaths.set(pane.paneId, read.statePaths);
+        if (read.settled) this.settled.set(pane.paneId, { stamp, generation, at: now, observation });
+        else this.settled.delete(pane.paneId);
+        if (read.fast) fastPoll = true;
       }),
     );
-    const live = new Set([...panes.values()].map((p) => p.paneId));
+    this.fastPoll = fastPoll;
     for (const id of this.screens.keys()) if (!live.has(id)) this.screens.delete(id);
+    for (const map of [this.settled, this.generations, this.statePaths, this.previous]) {
+      for (const id of map.keys()) if (!live.has(id)) map.delete(id);
+    }
+    await this.watchStatePaths();
     return out;
   }
 
+  /** Points the watcher at the state paths of the live panes; a newly armed path's panes are read again. */
+  private async watchStatePaths(): Promise<void> {
+    const watcher = this.watcher;
+    if (!watcher) return;
+    const pathPanes = new Map<string, Set<string>>();
+    for (const [paneId, paths] of this.statePaths) {
+      for (const path of paths) {
+        const set = pathPanes.get(path);
+        if (set) set.add(paneId);
+        else pathPanes.set(path, new Set([paneId]));
+      }
+    }
+    this.pathPanes = pathPanes;
+    const armed = await watcher.set(pathPanes.keys());
+    // Writes before a watch was armed were not seen by it: look at those panes once more.
+    for (const path of armed) for (const paneId of pathPanes.get(path) ?? []) this.bump(paneId);
+  }
+
+  private generation(paneId: string): number {
+    return this.generations.get(paneId) ?? 0;
+  }
+
+  private bump(paneId: string): void {
+    this.generations.set(paneId, this.generation(paneId) + 1);
+  }
+
   /** The root process and the CLI below each pane, reading /proc only where something changed. */
-  private async processesOf(panes: ReadonlyMap<string, PaneInfo>): Promise<Map<string, PaneProcesses>> {
+  private async processesOf(
+    panes: readonly PaneInfo[],
+    live: ReadonlySet<string>,
+  ): Promise<Map<string, PaneProcesses>> {
     const now = Date.now();
     const result = new Map<string, PaneProcesses>();
     const stale: PaneInfo[] = [];
     await Promise.all(
-      [...panes.values()].map(async (pane) => {
+      panes.map(async (pane) => {
         const cached = this.paneProcesses.get(pane.paneId);
         if (cached && cached.panePid === pane.panePid && cached.command === pane.paneCurrentCommand) {
           const valid = cached.found
@@ -134,7 +261,7 @@ export class StatusEngine implements SessionInspector {
         result.set(pane.paneId, entry);
       }
     }
-    for (const id of this.paneProcesses.keys()) if (!result.has(id)) this.paneProcesses.delete(id);
+    for (const id of this.paneProcesses.keys()) if (!live.has(id)) this.paneProcesses.delete(id);
     return result;
   }
 
@@ -142,23 +269,36 @@ export class StatusEngine implements SessionInspector {
     pane: PaneInfo,
     processes: PaneProcesses | undefined,
     seenId: string,
-  ): Promise<SessionObservation> {
+  ): Promise<PaneInspection> {
     const found = processes?.found;
     const system = SYSTEM_SESSION_NAMES.has(pane.sessionName);
+    const paneRevision = `${pane.sessionActivity}.${pane.historySize}.${pane.cursorY}.${pane.cursorX}`;
+    // Shells and other programs: derived from the pane and the cached process tree alone, no file reads.
+    const computed = (observation: SessionObservation): PaneInspection => ({
+      observation,
+      settled: false,
+      fast: false,
+      statePaths: [],
+    });
     if (pane.paneDead) {
-      return base(
-        found?.agent.cli ?? Cli.OTHER,
-        SessionStatus.IDLE,
-        StatusReason.PROCESS_EXITED,
-        "the pane's process has exited",
-        "",
+      return computed(
+        base(
+          found?.agent.cli ?? Cli.OTHER,
+          SessionStatus.IDLE,
+          StatusReason.PROCESS_EXITED,
+          "the pane's process has exited",
+          "",
+        ),
       );
     }
     if (found && !system) {
-      const context = this.contextFor(pane, found.process);
+      let screenRead = false;
+      const context = this.contextFor(pane, found.process, () => {
+        screenRead = true;
+      });
       const signals = await found.agent.observe(context);
       const { status, reason } = decideStatus(signals, seenId);
-      return {
+      const observation: SessionObservation = {
         cli: found.agent.cli,
         status,
         reason,
@@ -168,27 +308,41 @@ export class StatusEngine implements SessionInspector {
         detail: signals.detail,
         command: found.process.argv.join(" "),
         lastActivity: signals.lastActivity,
-        chatRevision: `${pane.sessionActivity}`,
+        // tmux's session_activity has 1 s resolution: the scrollback size, the cursor and the native
+        // log's mtime change with finer grain, and none of them moves while a session is idle.
+        chatRevision: `${paneRevision}.${signals.lastActivity?.getTime() ?? 0}`,
         lastUserTurn: signals.lastUserTurn ?? "",
         hasNativeLog: signals.hasNativeLog ?? false,
       };
+      const statePaths = signals.statePaths ?? [];
+      const settled =
+        statePaths.length > 0 &&
+        !screenRead &&
+        status !== SessionStatus.WORKING &&
+        reason !== StatusReason.INPUT_PROMPT;
+      return { observation, settled, fast: !settled, statePaths };
     }
     const root = processes?.root;
     const command = root ? root.argv.join(" ") : pane.paneCurrentCommand;
     if (root && isShell(root)) {
       const foreground = pane.paneCurrentCommand;
       const running = foreground !== "" && foreground !== programName(root) && foreground !== root.comm;
-      if (system) return base(Cli.SHELL, SessionStatus.IDLE, StatusReason.NOT_TRACKED, "system session", command);
-      return running
-        ? base(Cli.SHELL, SessionStatus.WORKING, StatusReason.COMMAND_RUNNING, `foreground: ${foreground}`, command)
-        : base(Cli.SHELL, SessionStatus.IDLE, StatusReason.SHELL_PROMPT, "shell at its prompt", command);
+      if (system)
+        return computed(base(Cli.SHELL, SessionStatus.IDLE, StatusReason.NOT_TRACKED, "system session", command));
+      return computed(
+        running
+          ? base(Cli.SHELL, SessionStatus.WORKING, StatusReason.COMMAND_RUNNING, `foreground: ${foreground}`, command)
+          : base(Cli.SHELL, SessionStatus.IDLE, StatusReason.SHELL_PROMPT, "shell at its prompt", command),
+      );
     }
-    return base(
-      Cli.OTHER,
-      SessionStatus.IDLE,
-      StatusReason.NOT_TRACKED,
-      system ? "system session" : "no agent CLI or shell in the pane",
-      command,
+    return computed(
+      base(
+        Cli.OTHER,
+        SessionStatus.IDLE,
+        StatusReason.NOT_TRACKED,
+        system ? "system session" : "no agent CLI or shell in the pane",
+        command,
+      ),
     );
 
     function base(
@@ -207,7 +361,7 @@ export class StatusEngine implements SessionInspector {
         completionId: "",
         detail,
         command: cmd,
-        chatRevision: `${pane.sessionActivity}`,
+        chatRevision: paneRevision,
         hasNativeLog: false,
       };
     }
@@ -222,13 +376,14 @@ export class StatusEngine implements SessionInspector {
     return undefined;
   }
 
-  private contextFor(pane: PaneInfo, process: ProcessInfo): AgentContext {
+  private contextFor(pane: PaneInfo, process: ProcessInfo, onScreenRead: () => void): AgentContext {
     let screen: Promise<string> | undefined;
     return {
       pane,
       process,
       processStart: new Date(this.bootTime() + (process.startTicks / CLOCK_TICKS_PER_SECOND) * 1000),
       screen: (maxAgeMs = SCREEN_RECHECK_MS) => {
+        onScreenRead();
         screen ??= this.screenOf(pane, maxAgeMs);
         return screen;
       },
@@ -267,6 +422,17 @@ export class StatusEngine implements SessionInspector {
     }
     return this.bootTimeMs;
   }
+}
+
+/** True when two observations say the same (field by field; times by value). */
+function sameObservation(a: SessionObservation, b: SessionObservation): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)] as (keyof SessionObservation)[]);
+  for (const key of keys) {
+    const x = a[key];
+    const y = b[key];
+    if (x instanceof Date && y instanceof Date ? x.getTime() !== y.getTime() : x !== y) return false;
+  }
+  return true;
 }
 
 /** True when the process still runs (same pid, same start time: not a reused pid). */

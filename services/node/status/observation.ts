@@ -21,7 +21,10 @@ export interface SessionObservation {
   readonly chatRevision: string;
   /** Identity of the newest user prompt in the native log, when the CLI has one (see AgentSignals). */
   readonly lastUserTurn?: string;
-  /** True when the CLI keeps a native log, so chat delivery can be confirmed from it. */
+  /**
+   * True when the session's CLI keeps a native log (claude, codex, opencode: even before the first
+   * prompt creates it), so chat delivery can be confirmed by the new user turn appearing there.
+   */
   readonly hasNativeLog?: boolean;
 }
 
@@ -36,4 +39,16 @@ export interface SessionInspector {
     panes: ReadonlyMap<string, PaneInfo>,
     seen: ReadonlyMap<string, string>,
   ): Promise<Map<string, SessionObservation>>;
+  /**
+   * Optional: calls `wake` whenever native state the sessions depend on changes (files written), so a
+   * watch loop can look at once instead of at its next poll. While subscribed, the inspector may reuse
+   * an observation whose pane and files did not change. Returns the unsubscribe function.
+   */
+  watchChanges?(wake: () => void): () => void;
+  /**
+   * Optional: true when the last inspection found a session whose status can change with nothing but
+   * time or the screen (a turn running, a prompt shown, a screen-only CLI): no file event would report
+   * it, so a watch loop should keep polling at its fast rate.
+   */
+  readonly needsFastPoll?: boolean;
 }

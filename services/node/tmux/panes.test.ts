@@ -27,6 +27,9 @@ describe("parsePanes", () => {
       pane_current_path: "/srv/app",
       pane_dead: "0",
       alternate_on: "1",
+      history_size: "12",
+      cursor_x: "3",
+      cursor_y: "7",
       pane_title: `left${FIELD_SEPARATOR}right`,
     })}\n`;
     const [pane] = parsePanes(text);
@@ -48,6 +51,9 @@ describe("parsePanes", () => {
       paneCurrentPath: "/srv/app",
       paneDead: false,
       alternateOn: true,
+      historySize: 12,
+      cursorX: 3,
+      cursorY: 7,
       paneTitle: `left${FIELD_SEPARATOR}right`,
     });
   });

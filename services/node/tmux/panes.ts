@@ -25,6 +25,11 @@ export interface PaneInfo {
   readonly paneCurrentPath: string;
   readonly paneDead: boolean;
   readonly alternateOn: boolean;
+  /** Lines in the pane's scrollback: grows as output scrolls off (part of the chat revision). */
+  readonly historySize: number;
+  /** Cursor column and row on the visible screen: move with nearly every write (chat revision). */
+  readonly cursorX: number;
+  readonly cursorY: number;
   readonly paneTitle: string;
 }
 
@@ -46,6 +51,9 @@ const PANE_FIELDS = [
   "pane_current_path",
   "pane_dead",
   "alternate_on",
+  "history_size",
+  "cursor_x",
+  "cursor_y",
   // Last: a title may contain anything, so it takes the rest of the line.
   "pane_title",
 ] as const;
@@ -79,6 +87,9 @@ export function parsePanes(output: string): PaneInfo[] {
       paneCurrentPath: f[14] ?? "",
       paneDead: f[15] === "1",
       alternateOn: f[16] === "1",
+      historySize: Number(f[17]),
+      cursorX: Number(f[18]),
+      cursorY: Number(f[19]),
       paneTitle: title,
     });
   }
@@ -88,6 +99,36 @@ export function parsePanes(output: string): PaneInfo[] {
 /** Lists every pane of every session on the client's server ([] when no server runs). */
 export async function listPanes(tmux: TmuxClient): Promise<PaneInfo[]> {
   return parsePanes(await tmux.query(["list-panes", "-a", "-F", PANE_FORMAT]));
+}
+
+/**
+ * Every reported fact of a pane in one string: equal stamps mean tmux reported nothing new about the
+ * pane, so what was derived from it (its status, its Session) can be reused without recomputing.
+ */
+export function paneStamp(pane: PaneInfo): string {
+  return [
+    pane.sessionName,
+    pane.sessionId,
+    pane.sessionCreated,
+    pane.sessionAttached,
+    pane.sessionActivity,
+    pane.sessionOrigin,
+    pane.windowId,
+    pane.windowActive,
+    pane.windowWidth,
+    pane.windowHeight,
+    pane.paneId,
+    pane.paneActive,
+    pane.panePid,
+    pane.paneCurrentCommand,
+    pane.paneCurrentPath,
+    pane.paneDead,
+    pane.alternateOn,
+    pane.historySize,
+    pane.cursorX,
+    pane.cursorY,
+    pane.paneTitle,
+  ].join(FIELD_SEPARATOR);
 }
 
 /** The pane a session shows: the active pane of its active window (first pane as a fallback). */

@@ -1,4 +1,4 @@
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { Cli, PromptKind } from "../../../../gen/staragent/v1/session_pb.js";
 import { type AgentContext, type AgentModule, type AgentSignals, type PromptSignal, writtenSince } from "../agent.js";
 import { LogFollower } from "../log-follower.js";
@@ -6,7 +6,7 @@ import type { ProcessInfo } from "../process-table.js";
 import { programNames } from "../program.js";
 import { arrayField, objects, stringField } from "../record-fields.js";
 import { claudeScreenPrompt, claudeScreenWorking, claudeTitleWorking } from "./screen.js";
-import { readLiveState } from "./sessions-file.js";
+import { readLiveState, sessionsFilePath } from "./sessions-file.js";
 import { type ClaudeTurnState, claudeTranscriptReducer, type PendingTool } from "./transcript.js";
 import { TranscriptFinder } from "./transcript-finder.js";
 
@@ -57,6 +57,7 @@ export class ClaudeModule implements AgentModule {
       return {
         turn: "none",
         completionId: "",
+        hasNativeLog: true,
         detail: `Claude Code's state could not be read: ${err instanceof Error ? err.message : String(err)}`,
       };
     }
@@ -116,7 +117,8 @@ export class ClaudeModule implements AgentModule {
       detail: details.join("; "),
       lastActivity: fresh ? new Date(fresh.mtimeMs) : undefined,
       lastUserTurn: promptUuid,
-      hasNativeLog: fresh !== undefined || live !== undefined,
+      hasNativeLog: true,
+      statePaths: [sessionsFilePath(configDir, process.pid), path ? dirname(path) : join(configDir, "projects")],
     };
   }
 }

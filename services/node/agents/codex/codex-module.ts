@@ -1,11 +1,11 @@
-import { basename, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { Cli, PromptKind } from "../../../../gen/staragent/v1/session_pb.js";
 import { type AgentContext, type AgentModule, type AgentSignals, writtenSince } from "../agent.js";
 import { LogFollower } from "../log-follower.js";
 import type { ProcessInfo } from "../process-table.js";
 import { programNames } from "../program.js";
 import { codexRolloutReducer } from "./rollout.js";
-import { RolloutFinder } from "./rollout-finder.js";
+import { RolloutFinder, rolloutFolders } from "./rollout-finder.js";
 import { codexScreenPrompt, codexScreenWorking, codexTitleSignal } from "./screen.js";
 
 /** The Codex home of a process: `$CODEX_HOME`, else `$HOME/.codex`. */
@@ -37,6 +37,7 @@ export class CodexModule implements AgentModule {
       return {
         turn: "none",
         completionId: "",
+        hasNativeLog: true,
         detail: `Codex's state could not be read: ${err instanceof Error ? err.message : String(err)}`,
       };
     }
@@ -78,7 +79,8 @@ export class CodexModule implements AgentModule {
       detail: details.join("; "),
       lastActivity: fresh ? new Date(fresh.mtimeMs) : undefined,
       lastUserTurn: state?.lastUserTurn ?? "",
-      hasNativeLog: fresh !== undefined,
+      hasNativeLog: true,
+      statePaths: [path ? dirname(path) : (rolloutFolders(home, processStart)[0] ?? join(home, "sessions"))],
     };
   }
 }

@@ -1,5 +1,5 @@
 import { realpath } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { Cli } from "../../../../gen/staragent/v1/session_pb.js";
 import { type AgentContext, type AgentModule, type AgentSignals, writtenSince } from "../agent.js";
 import type { ProcessInfo } from "../process-table.js";
@@ -33,6 +33,7 @@ export class OpencodeModule implements AgentModule {
       return {
         turn: "none",
         completionId: "",
+        hasNativeLog: true,
         detail: `opencode's state could not be read: ${err instanceof Error ? err.message : String(err)}`,
       };
     }
@@ -61,7 +62,8 @@ export class OpencodeModule implements AgentModule {
       detail: details.join("; "),
       lastActivity: state ? new Date(state.updatedMs) : undefined,
       lastUserTurn: state?.userMessageId ?? "",
-      hasNativeLog: state !== undefined,
+      hasNativeLog: true,
+      statePaths: [dirname(path)],
     };
   }
 }
