@@ -1,0 +1,171 @@
+import { randomUUID } from "node:crypto";
+import { appendFile } from "node:fs/promises";
+import { type Session, SessionStatus, StatusReason } from "../gen/staragent/v1/session_pb.js";
+import { WatchEventType } from "../gen/staragent/v1/session_service_pb.js";
+import { type FleetSession, startAgentFleet } from "./agent-fleet.js";
+
+/** Idle agent sessions around the ones written to, so each poll costs what it costs on a busy machine. */
+const SESSIONS = 100;
+/** Records timed: half open a turn (→ working), half complete it (→ review). */
+const SAMPLES = 40;
+/** Pause between opening a turn and completing it, drawn at random (below Claude's 3 s settle time). */
+const TURN_MIN_MS = 100;
+const TURN_MAX_MS = 700;
+/** Pause between turns, drawn at random so writes land at every phase of the watch loop. */
+const GAP_MIN_MS = 200;
+const GAP_MAX_MS = 1_500;
+/** Longest wait for one event before the benchmark fails (a missed change, not a slow one). */
+const EVENT_TIMEOUT_MS = 15_000;
+
+interface Waiter {
+  readonly name: string;
+  readonly matches: (s: Session) => boolean;
+  readonly resolve: (at: number) => void;
+}
+
+/**
+ * Time from a native log record being written to the WatchSessions event that reflects it, at a real
+ * gRPC client of a real Hub watching 100 idle stand-in sessions. Records are appended to the logs of
+ * claude (transcript) and codex (rollout) sessions at random times: a prompt or `task_started` (event:
+ * WORKING), then an `end_turn` + `turn_duration` or `task_complete` (event: REVIEW with the turn's
+ * completion id). Prints p50/p95/max in ms; the goal is p95 under 300 ms.
+ */
+export async function run(): Promise<void> {
+  const fleet = await startAgentFleet(SESSIONS);
+  const stop = new AbortController();
+  try {
+    const waiters = new Set<Waiter>();
+    let snapshot: () => void = () => {};
+    const snapshotSeen = new Promise<void>((r) => {
+      snapshot = r;
+    });
+    const watching = (async () => {
+      for await (const event of fleet.client.watchSessions({ parent: "nodes/-" }, { signal: stop.signal })) {
+        const at = performance.now();
+        if (event.type === WatchEventType.SNAPSHOT) snapshot();
+        if (event.type !== WatchEventType.UPSERTED) continue;
+        for (const session of event.sessions) {
+          for (const w of waiters) {
+            if (w.name === session.name && w.matches(session)) {
+              waiters.delete(w);
+              w.resolve(at);
+            }
+          }
+        }
+      }
+    })().catch((err: unknown) => {
+      if (!stop.signal.aborted) throw err;
+    });
+    await snapshotSeen;
+    const eventFor = (name: string, what: string, matches: (s: Session) => boolean) =>
+      new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`no WatchSessions event for ${name} (${what}) within ${EVENT_TIMEOUT_MS} ms`));
+        }, EVENT_TIMEOUT_MS);
+        const waiter: Waiter = {
+          name,
+          matches,
+          resolve: (at) => {
+            clearTimeout(timer);
+            resolve(at);
+          },
+        };
+        waiters.add(waiter);
+      });
+    const writable = fleet.sessions.filter((s) => s.cli === "claude" || s.cli === "codex");
+    const times: number[] = [];
+    for (let i = 0; i < SAMPLES / 2; i++) {
+      const session = writable[Math.floor(Math.random() * writable.length)] as FleetSession;
+      const log = await fleet.logOf(session);
+      const records = turnRecords(session);
+      const working = eventFor(session.name, "working", (s) => s.status === SessionStatus.WORKING);
+      const opened = performance.now();
+      await appendFile(log, records.open);
+      times.push((await working) - opened);
+      await pause(TURN_MIN_MS, TURN_MAX_MS);
+      const review = eventFor(
+        session.name,
+        "review",
+        (s) => s.statusReason === StatusReason.UNSEEN_COMPLETION && s.completionId === records.completionId,
+      );
+      const completed = performance.now();
+      await appendFile(log, records.complete);
+      times.push((await review) - completed);
+      await pause(GAP_MIN_MS, GAP_MAX_MS);
+    }
+    times.sort((a, b) => a - b);
+    const pick = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))] ?? Number.NaN;
+    console.log(`${times.length} records (claude transcripts, codex rollouts) among ${SESSIONS} sessions`);
+    console.log("record → WatchSessions event   p50 ms   p95 ms   max ms");
+    console.log(
+      `                               ${pick(0.5).toFixed(1).padStart(6)}   ${pick(0.95).toFixed(1).padStart(6)}   ${(times[times.length - 1] ?? Number.NaN).toFixed(1).padStart(6)}`,
+    );
+    stop.abort();
+    await watching;
+  } finally {
+    stop.abort();
+    await fleet.close();
+  }
+}
+
+function pause(minMs: number, maxMs: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, minMs + Math.random() * (maxMs - minMs)));
+}
+
+/** The lines that open and complete one turn in the session's native log, in its CLI's format. */
+function turnRecords(session: FleetSession): { open: string; complete: string; completionId: string } {
+  const line = (record: Record<string, unknown>) => `${JSON.stringify(record)}\n`;
+  const timestamp = () => new Date().toISOString();
+  if (session.cli === "codex") {
+    const turnId = randomUUID();
+    return {
+      open: line({ timestamp: timestamp(), type: "event_msg", payload: { type: "task_started", turn_id: turnId } }),
+      complete: line({
+        timestamp: timestamp(),
+        type: "event_msg",
+        payload: { type: "task_complete", turn_id: turnId, last_agent_message: "Done", duration_ms: 300 },
+      }),
+      completionId: turnId,
+    };
+  }
+  const prompt = randomUUID();
+  const reply = randomUUID();
+  const envelope = { isSidechain: false, userType: "external", cwd: session.cwd, version: "2.1.332", gitBranch: "" };
+  return {
+    open: line({
+      ...envelope,
+      parentUuid: null,
+      type: "user",
+      message: { role: "user", content: [{ type: "text", text: "benchmark prompt" }] },
+      uuid: prompt,
+      timestamp: timestamp(),
+    }),
+    complete:
+      line({
+        ...envelope,
+        parentUuid: prompt,
+        type: "assistant",
+        message: {
+          id: randomUUID(),
+          type: "message",
+          role: "assistant",
+          model: "claude-bench",
+          content: [{ type: "text", text: "Done" }],
+          stop_reason: "end_turn",
+        },
+        uuid: reply,
+        timestamp: timestamp(),
+      }) +
+      line({
+        ...envelope,
+        parentUuid: reply,
+        type: "system",
+        subtype: "turn_duration",
+        durationMs: 300,
+        uuid: randomUUID(),
+        timestamp: timestamp(),
+      }),
+    completionId: prompt,
+  };
+}
