@@ -40,7 +40,12 @@ describe("newSession and killSession on a private tmux server", () => {
     await waitFor(async () => (await argvOf(pane.panePid))[0] === "sh", "the pane to exec the command");
     expect(await argvOf(pane.panePid)).toEqual(argv);
     expect(pane.sessionOrigin).toBe("created");
-    expect(pane.paneCurrentPath).toBe(dir);
+    // tmux reads the path from the running program, so ask again once the command runs.
+    const settled = await waitFor(
+      async () => (await listPanes(tmux.client)).find((p) => p.sessionName === "semi" && p.paneCurrentPath !== ""),
+      "the pane's current path",
+    );
+    expect(settled.paneCurrentPath).toBe(dir);
     const names = (await listPanes(tmux.client)).map((p) => p.sessionName).sort();
     expect(names).toEqual(["bystander", "semi"]);
   });
