@@ -609,8 +609,10 @@ export const TerminalStream: GenService<{
   },
   /**
    * Acknowledges output up to a sequence number. The server pauses an
-   * attachment whose unacknowledged bytes pass a high watermark and resumes it
-   * below a low one. Idempotent.
+   * attachment whose unacknowledged bytes pass a high watermark (128 KiB) and
+   * resumes it below a low one (16 KiB), so a viewer must acknowledge at least
+   * every 8 KiB it has processed, or a paused attachment never resumes.
+   * Idempotent.
    *
    * @generated from rpc staragent.v1.TerminalStream.AckOutput
    */
