@@ -82,3 +82,21 @@ export interface AgentModule {
   /** Reads the CLI's signals; never throws for unreadable or malformed state. */
   observe(context: AgentContext): Promise<AgentSignals>;
 }
+
+/**
+ * Runs a module's read of its CLI's state so that `observe` never throws: state that cannot be read
+ * at all (a folder without permission, a database being replaced) is "no turn", with the reason in
+ * `detail` for people troubleshooting, rather than an error for the whole listing.
+ */
+export async function observeSafely(cliLabel: string, read: () => Promise<AgentSignals>): Promise<AgentSignals> {
+  try {
+    return await read();
+  } catch (err) {
+    return {
+      turn: "none",
+      completionId: "",
+      hasNativeLog: true,
+      detail: `${cliLabel}'s state could not be read: ${err instanceof Error ? err.message : String(err)}`,
+    };
+  }
+}

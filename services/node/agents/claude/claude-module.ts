@@ -1,6 +1,13 @@
 import { basename, dirname, join } from "node:path";
 import { Cli, PromptKind } from "../../../../gen/staragent/v1/session_pb.js";
-import { type AgentContext, type AgentModule, type AgentSignals, type PromptSignal, writtenSince } from "../agent.js";
+import {
+  type AgentContext,
+  type AgentModule,
+  type AgentSignals,
+  observeSafely,
+  type PromptSignal,
+  writtenSince,
+} from "../agent.js";
 import { LogFollower } from "../log-follower.js";
 import type { ProcessInfo } from "../process-table.js";
 import { programNames } from "../program.js";
@@ -50,17 +57,8 @@ export class ClaudeModule implements AgentModule {
     return names.has("claude") || script.includes("/@anthropic-ai/claude-code/");
   }
 
-  async observe(context: AgentContext): Promise<AgentSignals> {
-    try {
-      return await this.read(context);
-    } catch (err) {
-      return {
-        turn: "none",
-        completionId: "",
-        hasNativeLog: true,
-        detail: `Claude Code's state could not be read: ${err instanceof Error ? err.message : String(err)}`,
-      };
-    }
+  observe(context: AgentContext): Promise<AgentSignals> {
+    return observeSafely("Claude Code", () => this.read(context));
   }
 
   private async read(context: AgentContext): Promise<AgentSignals> {

@@ -1,6 +1,6 @@
 import { basename, dirname, join } from "node:path";
 import { Cli, PromptKind } from "../../../../gen/staragent/v1/session_pb.js";
-import { type AgentContext, type AgentModule, type AgentSignals, writtenSince } from "../agent.js";
+import { type AgentContext, type AgentModule, type AgentSignals, observeSafely, writtenSince } from "../agent.js";
 import { LogFollower } from "../log-follower.js";
 import type { ProcessInfo } from "../process-table.js";
 import { programNames } from "../program.js";
@@ -30,17 +30,8 @@ export class CodexModule implements AgentModule {
     return (names.has("codex") || names.has("codex.js")) && !process.argv.includes("app-server");
   }
 
-  async observe(context: AgentContext): Promise<AgentSignals> {
-    try {
-      return await this.read(context);
-    } catch (err) {
-      return {
-        turn: "none",
-        completionId: "",
-        hasNativeLog: true,
-        detail: `Codex's state could not be read: ${err instanceof Error ? err.message : String(err)}`,
-      };
-    }
+  observe(context: AgentContext): Promise<AgentSignals> {
+    return observeSafely("Codex", () => this.read(context));
   }
 
   private async read(context: AgentContext): Promise<AgentSignals> {

@@ -1,7 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Cli } from "../../../../gen/staragent/v1/session_pb.js";
-import { type AgentContext, type AgentModule, type AgentSignals, writtenSince } from "../agent.js";
+import { type AgentContext, type AgentModule, type AgentSignals, observeSafely, writtenSince } from "../agent.js";
 import type { ProcessInfo } from "../process-table.js";
 import { programNames } from "../program.js";
 import { OpencodeDb } from "./opencode-db.js";
@@ -26,17 +26,8 @@ export class OpencodeModule implements AgentModule {
     return programNames(process).names.has("opencode");
   }
 
-  async observe(context: AgentContext): Promise<AgentSignals> {
-    try {
-      return await this.read(context);
-    } catch (err) {
-      return {
-        turn: "none",
-        completionId: "",
-        hasNativeLog: true,
-        detail: `opencode's state could not be read: ${err instanceof Error ? err.message : String(err)}`,
-      };
-    }
+  observe(context: AgentContext): Promise<AgentSignals> {
+    return observeSafely("opencode", () => this.read(context));
   }
 
   private async read(context: AgentContext): Promise<AgentSignals> {
