@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { AgentContext } from "../services/node/agents/agent.js";
 import { ClaudeModule } from "../services/node/agents/claude/claude-module.js";
 import { encodeProjectDir } from "../services/node/agents/claude/transcript-finder.js";
-import type { PaneInfo } from "../services/node/tmux/panes.js";
+import { testPane } from "../test/support/panes.js";
 
 /** Log sizes measured (the goal: p50 under 1 ms each, 1 GB / 1 MB under 2). */
 const SIZES: readonly [string, number][] = [
@@ -73,29 +73,16 @@ export async function run(): Promise<void> {
 }
 
 function context(home: string): AgentContext {
-  const pane: PaneInfo = {
+  const pane = testPane({
     sessionName: "bench",
-    sessionId: "$1",
     sessionCreated: 0,
-    sessionAttached: 0,
     sessionActivity: 0,
-    sessionOrigin: "created",
-    windowId: "@1",
-    windowActive: true,
-    windowWidth: 80,
-    windowHeight: 24,
-    paneId: "%1",
-    paneActive: true,
     panePid: PID - 1,
     paneCurrentCommand: "claude",
     paneCurrentPath: CWD,
-    paneDead: false,
     alternateOn: true,
-    historySize: 0,
-    cursorX: 0,
-    cursorY: 0,
     paneTitle: "✳ Claude Code",
-  };
+  });
   return {
     pane,
     process: { pid: PID, ppid: PID - 1, comm: "claude", argv: ["claude"], startTicks: 1 },

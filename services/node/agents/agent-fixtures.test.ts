@@ -4,8 +4,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { PromptKind, SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
+import { testPane } from "../../../test/support/panes.js";
 import { decideStatus } from "../status/precedence.js";
-import type { PaneInfo } from "../tmux/panes.js";
 import type { AgentContext, AgentModule } from "./agent.js";
 import { ClaudeModule } from "./claude/claude-module.js";
 import { encodeProjectDir } from "./claude/transcript-finder.js";
@@ -179,29 +179,16 @@ function makeContext(options: {
   screen: string;
   processStart: Date;
 }): AgentContext {
-  const pane: PaneInfo = {
+  const pane = testPane({
     sessionName: "agent",
-    sessionId: "$1",
     sessionCreated: Math.floor(options.processStart.getTime() / 1000),
-    sessionAttached: 0,
     sessionActivity: Math.floor(Date.now() / 1000),
-    sessionOrigin: "created",
-    windowId: "@1",
-    windowActive: true,
-    windowWidth: 80,
-    windowHeight: 24,
-    paneId: "%1",
-    paneActive: true,
     panePid: PID - 1,
     paneCurrentCommand: options.argv[0] ?? "",
     paneCurrentPath: options.cwd,
-    paneDead: false,
     alternateOn: true,
-    historySize: 0,
-    cursorX: 0,
-    cursorY: 0,
     paneTitle: options.title,
-  };
+  });
   const process: ProcessInfo = {
     pid: PID,
     ppid: PID - 1,

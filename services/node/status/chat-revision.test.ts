@@ -1,31 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { testPane } from "../../../test/support/panes.js";
 import { TmuxClient } from "../tmux/client.js";
 import type { PaneInfo } from "../tmux/panes.js";
 import { StatusEngine } from "./engine.js";
 
-const PANE: PaneInfo = {
-  sessionName: "work",
-  sessionId: "$1",
-  sessionCreated: 1_700_000_000,
-  sessionAttached: 0,
-  sessionActivity: 1_700_000_100,
-  sessionOrigin: "created",
-  windowId: "@1",
-  windowActive: true,
-  windowWidth: 80,
-  windowHeight: 24,
-  paneId: "%1",
-  paneActive: true,
-  panePid: 4242,
-  paneCurrentCommand: "bash",
-  paneCurrentPath: "/srv",
-  paneDead: false,
-  alternateOn: false,
-  historySize: 10,
-  cursorX: 2,
-  cursorY: 5,
-  paneTitle: "",
-};
+const PANE = testPane({ historySize: 10, cursorX: 2, cursorY: 5 });
 
 /** The engine over a pane whose only process is bash at its prompt (no /proc, no tmux needed). */
 function engine(): StatusEngine {
