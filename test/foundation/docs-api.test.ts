@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT, type ServerProcess, startServerProcess } from "../support/servers.js";
+import { REPO_ROOT, runProcess, type ServerProcess, startServerProcess } from "../support/servers.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 
 /** The address docs/api.md uses for the Hub (`make run`'s default), replaced by the test Hub's. */
@@ -26,22 +25,7 @@ const EXPECTED_OUTPUT: RegExp[][] = [
 ];
 
 function bash(script: string, env: NodeJS.ProcessEnv, cwd = REPO_ROOT) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn("bash", ["-euo", "pipefail", "-c", script], {
-      cwd,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProcess("bash", ["-euo", "pipefail", "-c", script], { env, cwd });
 }
 
 describe("docs/api.md, run line by line against a real Hub", () => {

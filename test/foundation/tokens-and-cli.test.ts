@@ -1,30 +1,14 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
-import { REPO_ROOT, runCli, type ServerProcess, startServerProcess } from "../support/servers.js";
+import { REPO_ROOT, runCli, runProcess, type ServerProcess, startServerProcess } from "../support/servers.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { failureOf, grpcClient } from "./hub-fixture.js";
 
 function npx(args: string[]) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn("npx", args, {
-      cwd: REPO_ROOT,
-      env: { ...process.env, npm_config_update_notifier: "false" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
+  return runProcess("npx", args, { cwd: REPO_ROOT, env: { npm_config_update_notifier: "false" } });
 }
 
 describe("tokens of real Hub and Node processes", () => {

@@ -87,14 +87,23 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
   };
 }
 
-/** Runs the `staragent` command to completion; resolves with its exit code and output. */
-export function runCli(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** What a finished child process printed, and how it exited. */
+export interface ProcessResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `command args` to completion (no stdin), with `env` added to this process's environment. */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<ProcessResult> {
   return new Promise((resolveRun) => {
-    const child = spawn(process.execPath, [STARAGENT_BIN, ...args], {
-      env: { ...process.env, ...env },
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -107,4 +116,9 @@ export function runCli(
     });
     child.once("close", (code) => resolveRun({ code, stdout, stderr }));
   });
+}
+
+/** Runs the `staragent` command to completion; resolves with its exit code and output. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<ProcessResult> {
+  return runProcess(process.execPath, [STARAGENT_BIN, ...args], { env });
 }
