@@ -235,7 +235,8 @@ describe("chat through a real Hub process", () => {
       follower.stdout?.on("data", (c: Buffer) => {
         out += c.toString();
       });
-      await waitFor(() => out.includes("echo via-cli"), "the follower's first print");
+      // The first print is written one message at a time: wait for all of it, not its first chunk.
+      await waitFor(() => out.includes("[tool shell: echo via-cli]\n  via-cli\n"), "the follower's first print");
       const printedBefore = out.length;
       await f.sessions.sendChatMessage({ name: name("sh"), text: "echo followed" });
       await waitFor(
