@@ -5,6 +5,7 @@ import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { type Session, StatusReason } from "../gen/staragent/v1/session_pb.js";
 import { SessionService } from "../gen/staragent/v1/session_service_pb.js";
+import { bearerInterceptor } from "../services/common/bearer.js";
 import { encodeProjectDir } from "../services/node/agents/claude/transcript-finder.js";
 import { readSessionMetaCwd } from "../services/node/agents/codex/rollout-finder.js";
 import { type ServerProcess, startServerProcess } from "../test/support/servers.js";
@@ -51,12 +52,7 @@ export interface AgentFleet {
 export function sessionClient(url: string): Client<typeof SessionService> {
   const transport = createGrpcTransport({
     baseUrl: url,
-    interceptors: [
-      (next) => (req) => {
-        req.header.set("authorization", `Bearer ${TOKEN}`);
-        return next(req);
-      },
-    ],
+    interceptors: [bearerInterceptor(TOKEN)],
   });
   return createClient(SessionService, transport);
 }

@@ -5,6 +5,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import * as pty from "node-pty";
 import { type ConnectRequest, ConnectRequestSchema, TerminalStream } from "../gen/staragent/v1/terminal_stream_pb.js";
 import { AsyncQueue } from "../services/common/async-queue.js";
+import { bearerInterceptor } from "../services/common/bearer.js";
 import { TestViewer } from "../services/node/terminal/test-viewer.js";
 import { startServerProcess } from "../test/support/servers.js";
 import { createTestTmux, type TestTmux } from "../test/support/tmux.js";
@@ -216,12 +217,7 @@ export async function run(): Promise<void> {
         baseUrl: node.url,
         // Passed on to net.connect: keystrokes are small writes that Nagle's algorithm would delay.
         nodeOptions: { noDelay: true } as Record<string, unknown>,
-        interceptors: [
-          (next) => (req) => {
-            req.header.set("authorization", `Bearer ${NODE_TOKEN}`);
-            return next(req);
-          },
-        ],
+        interceptors: [bearerInterceptor(NODE_TOKEN)],
       }),
     );
     for (const s of [

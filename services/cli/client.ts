@@ -1,10 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
+import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { bearerInterceptor } from "../common/bearer.js";
 import type { EnvironmentConfig } from "../common/config.js";
 
 /** The Hub's services, as the CLI calls them (gRPC over HTTP/2, like any script). */
@@ -34,11 +35,7 @@ export async function readUserToken(config: EnvironmentConfig): Promise<string> 
 /** Connects to the Hub at `config.hubUrl` with the user token. */
 export async function connectHub(config: EnvironmentConfig): Promise<HubClients> {
   const token = await readUserToken(config);
-  const bearer: Interceptor = (next) => (req) => {
-    req.header.set("authorization", `Bearer ${token}`);
-    return next(req);
-  };
-  const transport = createGrpcTransport({ baseUrl: config.hubUrl, interceptors: [bearer] });
+  const transport = createGrpcTransport({ baseUrl: config.hubUrl, interceptors: [bearerInterceptor(token)] });
   return {
     sessions: createClient(SessionService, transport),
     nodes: createClient(NodeService, transport),

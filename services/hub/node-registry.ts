@@ -2,11 +2,12 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type Client, Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
+import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { Connectivity, type Node, NodeSchema } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { bearerInterceptor } from "../common/bearer.js";
 import type { Logger } from "../common/log.js";
 import { STARAGENT_VERSION } from "../common/version.js";
 import { JsonFile } from "../node/index.js";
@@ -157,7 +158,7 @@ export class NodeRegistry {
   private addEntry(node: StoredNode): NodeEntry {
     const transport = createGrpcTransport({
       baseUrl: node.url,
-      interceptors: [nodeTokenInterceptor(node.token)],
+      interceptors: [bearerInterceptor(node.token)],
       defaultTimeoutMs: undefined,
     });
     const entry: NodeEntry = {
@@ -178,14 +179,6 @@ export class NodeRegistry {
   private changed(): void {
     for (const listener of this.listeners) listener();
   }
-}
-
-/** Sends the Node's token on every call to it. */
-function nodeTokenInterceptor(token: string): Interceptor {
-  return (next) => (req) => {
-    req.header.set("authorization", `Bearer ${token}`);
-    return next(req);
-  };
 }
 
 /** True for errors that mean "the node could not be reached", as opposed to the node's own answers. */

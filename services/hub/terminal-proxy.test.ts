@@ -1,10 +1,11 @@
-import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { type ServerProcess, startServerProcess } from "../../test/support/servers.js";
 import { createTestTmux, type TestTmux } from "../../test/support/tmux.js";
 import { waitFor } from "../../test/support/wait.js";
+import { bearerInterceptor } from "../common/bearer.js";
 import { TestViewer } from "../node/terminal/test-viewer.js";
 
 const SHELL = ["env", "PS1=READY> ", "bash", "--norc", "--noprofile"];
@@ -18,12 +19,7 @@ let hub: ServerProcess;
 let tokenClient: Client<typeof TerminalStream>;
 const viewers: TestViewer[] = [];
 
-function bearer(token: string): Interceptor {
-  return (next) => (req) => {
-    req.header.set("authorization", `Bearer ${token}`);
-    return next(req);
-  };
-}
+const bearer = bearerInterceptor;
 
 async function shellSession(tmux: TestTmux, name: string): Promise<void> {
   await tmux.run("new-session", "-d", "-s", name, "-x", "80", "-y", "24", "--", ...SHELL);

@@ -1,7 +1,8 @@
-import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
+import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { Session } from "../../gen/staragent/v1/session_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
+import { bearerInterceptor } from "../../services/common/bearer.js";
 import { waitFor } from "../support/wait.js";
 
 /** The Hub's SessionService over gRPC (HTTP/2), authenticated like any script. */
@@ -9,11 +10,7 @@ export type HubSessions = Client<typeof SessionService>;
 
 /** Connects to a Hub with its user token. */
 export function connectHubSessions(url: string, token: string): HubSessions {
-  const bearer: Interceptor = (next) => (req) => {
-    req.header.set("authorization", `Bearer ${token}`);
-    return next(req);
-  };
-  return createClient(SessionService, createGrpcTransport({ baseUrl: url, interceptors: [bearer] }));
+  return createClient(SessionService, createGrpcTransport({ baseUrl: url, interceptors: [bearerInterceptor(token)] }));
 }
 
 /**

@@ -2,6 +2,7 @@ import net from "node:net";
 import type { DescService } from "@bufbuild/protobuf";
 import { type Client, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { bearerInterceptor } from "../../services/common/bearer.js";
 
 /**
  * A gRPC transport whose connections come from `localAddress` (any address in 127.0.0.0/8 is this
@@ -10,15 +11,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
  */
 export function transportFrom(url: string, localAddress: string, token?: string): Transport {
   const target = new URL(url);
-  const interceptors: Interceptor[] =
-    token === undefined
-      ? []
-      : [
-          (next) => (req) => {
-            req.header.set("authorization", `Bearer ${token}`);
-            return next(req);
-          },
-        ];
+  const interceptors: Interceptor[] = token === undefined ? [] : [bearerInterceptor(token)];
   return createGrpcTransport({
     baseUrl: url,
     interceptors,

@@ -7,6 +7,7 @@ import { type Client, Code, ConnectError, createClient, type Interceptor } from 
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
+import { bearerInterceptor } from "../../services/common/bearer.js";
 import { type ServerProcess, startServerProcess } from "../support/servers.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 
@@ -30,15 +31,7 @@ export function testToken(): string {
 
 /** A client of `service` over gRPC (HTTP/2 cleartext) sending `token` as a bearer token. */
 export function grpcClient<S extends DescService>(service: S, url: string, token?: string): Client<S> {
-  const interceptors: Interceptor[] =
-    token === undefined
-      ? []
-      : [
-          (next) => (req) => {
-            req.header.set("authorization", `Bearer ${token}`);
-            return next(req);
-          },
-        ];
+  const interceptors: Interceptor[] = token === undefined ? [] : [bearerInterceptor(token)];
   return createClient(service, createGrpcTransport({ baseUrl: url, interceptors }));
 }
 

@@ -8,6 +8,7 @@ import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionService, WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
+import { bearerInterceptor } from "../../services/common/bearer.js";
 import { createLogger } from "../../services/common/log.js";
 import type { RunningServer } from "../../services/common/server.js";
 import { createMachine, type Machine, startNodeServer } from "../../services/node/index.js";
@@ -155,10 +156,7 @@ describe("one-port listener", () => {
 });
 
 function bearer(): Interceptor {
-  return (next) => (req) => {
-    req.header.set("authorization", `Bearer ${TOKEN}`);
-    return next(req);
-  };
+  return bearerInterceptor(TOKEN);
 }
 
 describe("a Hub process stopping", () => {

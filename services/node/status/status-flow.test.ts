@@ -9,6 +9,7 @@ import { SessionService } from "../../../gen/staragent/v1/session_service_pb.js"
 import { type ServerProcess, startServerProcess } from "../../../test/support/servers.js";
 import { createTestTmux, type TestTmux } from "../../../test/support/tmux.js";
 import { waitFor } from "../../../test/support/wait.js";
+import { bearerInterceptor } from "../../common/bearer.js";
 
 const STAND_INS = join(import.meta.dirname, "../../../test/stand-ins");
 const TOKEN = "status-flow-token";
@@ -124,12 +125,7 @@ describe.each(["claude", "codex", "opencode"])("status of the %s stand-in throug
 function connect(url: string) {
   const transport = createGrpcTransport({
     baseUrl: url,
-    interceptors: [
-      (next) => (req) => {
-        req.header.set("authorization", `Bearer ${TOKEN}`);
-        return next(req);
-      },
-    ],
+    interceptors: [bearerInterceptor(TOKEN)],
   });
   return createClient(SessionService, transport);
 }

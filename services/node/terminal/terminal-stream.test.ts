@@ -9,6 +9,7 @@ import { type ServerProcess, startServerProcess } from "../../../test/support/se
 import { createTestTmux, type TestTmux } from "../../../test/support/tmux.js";
 import { waitFor } from "../../../test/support/wait.js";
 import { AsyncQueue } from "../../common/async-queue.js";
+import { bearerInterceptor } from "../../common/bearer.js";
 import { MAX_ATTACHMENTS_PER_SESSION, MAX_OUTPUT_CHUNK_BYTES, OUTPUT_HIGH_WATERMARK_BYTES } from "./limits.js";
 import { TestViewer } from "./test-viewer.js";
 
@@ -90,12 +91,7 @@ beforeAll(async () => {
   });
   const transport = createGrpcTransport({
     baseUrl: node.url,
-    interceptors: [
-      (next) => (req) => {
-        req.header.set("authorization", "Bearer node-token-for-tests");
-        return next(req);
-      },
-    ],
+    interceptors: [bearerInterceptor("node-token-for-tests")],
   });
   client = createClient(TerminalStream, transport);
 });
