@@ -41,7 +41,7 @@ describe("chat through a real Hub process", () => {
     await mkdir(home);
     const rcfile = join(f.dir, "bashrc");
     await writeFile(rcfile, `PS1='${PROMPT}'\n`);
-    const shell = (session: string) =>
+    const start = (session: string, command: string) =>
       f.tmux.run(
         "new-session",
         "-d",
@@ -55,26 +55,12 @@ describe("chat through a real Hub process", () => {
         f.dir,
         "-e",
         `HOME=${home}`,
-        `bash --noprofile --rcfile ${rcfile}`,
+        command,
       );
-    await shell("sh");
-    await shell("staragent-node");
+    await start("sh", `bash --noprofile --rcfile ${rcfile}`);
+    await start("staragent-node", `bash --noprofile --rcfile ${rcfile}`);
     for (const [session, cli] of STAND_IN_SESSIONS) {
-      await f.tmux.run(
-        "new-session",
-        "-d",
-        "-s",
-        session,
-        "-x",
-        "120",
-        "-y",
-        "40",
-        "-c",
-        f.dir,
-        "-e",
-        `HOME=${home}`,
-        `env PATH=${STAND_INS}:${process.env.PATH ?? ""} ${cli}`,
-      );
+      await start(session, `env PATH=${STAND_INS}:${process.env.PATH ?? ""} ${cli}`);
     }
     await waitFor(async () => (await screen("sh")).includes(PROMPT.trim()), "the test shell's prompt");
     await waitFor(async () => (await screen("staragent-node")).includes(PROMPT.trim()), "the system shell's prompt");
