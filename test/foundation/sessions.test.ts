@@ -13,6 +13,17 @@ async function argvOf(pid: number): Promise<string[]> {
   return (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0").slice(0, -1);
 }
 
+/**
+ * argv of a created session's pane once its `sh -c 'exec "$@"'` wrapper has exec'd the command (a read
+ * right after CreateSession may still see the wrapper).
+ */
+async function execedArgvOf(pid: number): Promise<string[]> {
+  return waitFor(async () => {
+    const argv = await argvOf(pid);
+    return argv[3] === "staragent-exec" ? undefined : argv;
+  }, `process ${pid} to exec its command`);
+}
+
 describe("sessions through a real Hub process", () => {
   let f: HubFixture;
   beforeAll(async () => {
@@ -53,7 +64,7 @@ describe("sessions through a real Hub process", () => {
     expect(created).toMatchObject({ code: 0, stdout: "created nodes/local/sessions/cli-made\n" });
     const { session } = await f.sessions.getSession({ name: "nodes/local/sessions/cli-made" });
     expect(session).toMatchObject({ origin: SessionOrigin.CREATED, type: SessionType.AGENT, cwd: f.dir });
-    expect(await argvOf(await panePid("cli-made"))).toEqual(["sleep", "600"]);
+    expect(await execedArgvOf(await panePid("cli-made"))).toEqual(["sleep", "600"]);
 
     const stopped = await runCli(["stop", "cli-made"], f.cliEnv);
     expect(stopped).toMatchObject({ code: 0, stdout: "stopped nodes/local/sessions/cli-made\n" });
@@ -125,7 +136,7 @@ describe("sessions through a real Hub process", () => {
     expect(command.reduce((n, a) => n + Buffer.byteLength(a), 0)).toBe(8192);
     const res = await f.sessions.createSession({ parent: "nodes/local", sessionId: "at-limits", cwd: f.dir, command });
     expect(res.session?.tmuxSession).toBe("at-limits");
-    expect(await argvOf(await panePid("at-limits"))).toEqual(command);
+    expect(await execedArgvOf(await panePid("at-limits"))).toEqual(command);
   });
 
   it("refuses an existing name with ALREADY_EXISTS", async () => {
