@@ -19,7 +19,7 @@ import { AsyncQueue, sleep } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
 import { validateCommand, validateCwd, validateNewSessionId } from "./create-session-input.js";
 import type { SessionInspector, SessionObservation } from "./status/observation.js";
-import type { StateFiles } from "./store/state-files.js";
+import type { AdoptedSession, StateFiles } from "./store/state-files.js";
 import { type TmuxClient, TmuxError } from "./tmux/client.js";
 import { SYSTEM_SESSION_NAMES, sessionResourceName } from "./tmux/names.js";
 import { activePanes, listPanes, type PaneInfo, paneStamp } from "./tmux/panes.js";
@@ -160,14 +160,16 @@ export class Machine {
       const what = session.origin === SessionOrigin.ADOPTED ? "was adopted" : "was not created by StarAgent";
       throw new ConnectError(`${tmuxName} ${what}; stop it with force to kill it anyway`, Code.FailedPrecondition);
     }
+    // The bookkeeping first: nothing is killed unless it can be written (a read-only home refuses).
+    const forgotten = await this.forgetAdopted(tmuxName);
     try {
       await killSession(this.options.tmux, tmuxName);
     } catch (err) {
       if (err instanceof TmuxError && err.isNotFound) throw notFound(this.options.nodeName, tmuxName);
+      if (forgotten) await this.rememberAdopted(forgotten).catch(() => undefined);
       throw err;
     }
     this.options.log.info("session stopped", { session: tmuxName, force });
-    await this.forgetAdopted(tmuxName);
     this.wake();
   }
 
@@ -488,12 +490,23 @@ export class Machine {
     return this.seenCache;
   }
 
-  private async forgetAdopted(tmuxName: string): Promise<void> {
+  /** Removes a session's adoption record; returns it (to restore it if the stop fails), if any. */
+  private async forgetAdopted(tmuxName: string): Promise<AdoptedSession | undefined> {
     const adopted = await this.adopted();
-    if (!adopted.has(tmuxName)) return;
+    if (!adopted.has(tmuxName)) return undefined;
+    let removed: AdoptedSession | undefined;
+    await this.options.state.adopted.update((file) => {
+      removed = file.sessions.find((s) => s.tmuxSession === tmuxName);
+      return { ...file, sessions: file.sessions.filter((s) => s.tmuxSession !== tmuxName) };
+    });
+    this.adoptedCache = undefined;
+    return removed;
+  }
+
+  private async rememberAdopted(entry: AdoptedSession): Promise<void> {
     await this.options.state.adopted.update((file) => ({
       ...file,
-      sessions: file.sessions.filter((s) => s.tmuxSession !== tmuxName),
+      sessions: [...file.sessions.filter((s) => s.tmuxSession !== entry.tmuxSession), entry],
     }));
     this.adoptedCache = undefined;
   }
