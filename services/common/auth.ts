@@ -19,7 +19,12 @@ export interface AuthPolicy {
   readonly tokens: ReadonlyArray<{ readonly token: string; readonly kind: Principal["kind"] }>;
   /** Looks up a browser login session from the request's cookies (Hub only). */
   readonly cookieSession?: (cookieHeader: string) => string | undefined;
+  /** Where a caller finds the token this server expects, for the UNAUTHENTICATED message. */
+  readonly tokenHint?: string;
 }
+
+/** The Hub's hint: its user token. */
+const USER_TOKEN_HINT = "the user token: $STARAGENT_AUTH_TOKEN or $STARAGENT_HOME/auth_token on the Hub";
 
 /**
  * Counts failed attempts per peer address so that guessing a token is slow. Kept separate from the
@@ -77,7 +82,7 @@ export function createAuthInterceptor(policy: AuthPolicy, limiter: FailureLimite
       limiter.recordFailure(peer);
       log.warn("authentication failed", { peer, procedure: `${req.service.typeName}/${req.method.name}` });
       throw new ConnectError(
-        "missing or invalid credentials: send 'authorization: Bearer <token>' (see $STARAGENT_HOME/auth_token)",
+        `missing or invalid credentials: send 'authorization: Bearer <token>' with ${policy.tokenHint ?? USER_TOKEN_HINT}`,
         Code.Unauthenticated,
       );
     }

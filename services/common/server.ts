@@ -3,6 +3,7 @@ import { Code, ConnectError, type ConnectRouter, createContextValues, type Inter
 import { type ConnectNodeAdapterOptions, connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { type AuthPolicy, createAuthInterceptor, FailureLimiter } from "./auth.js";
+import { checkBinaryRequests } from "./binary-requests.js";
 import { cookieHeaderKey, hostKey, originKey, peerAddressKey } from "./context-keys.js";
 import { createErrorInterceptor } from "./errors.js";
 import { registerHealth } from "./health.js";
@@ -61,6 +62,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         router,
         options.services.map((s) => s.typeName),
       );
+      checkBinaryRequests(router.handlers, READ_MAX_BYTES);
     },
     interceptors: [
       createErrorInterceptor(options.log),
