@@ -7,7 +7,7 @@ import { checkBinaryRequests } from "./binary-requests.js";
 import { cookieHeaderKey, hostKey, originKey, peerAddressKey } from "./context-keys.js";
 import { createErrorInterceptor } from "./errors.js";
 import { registerHealth } from "./health.js";
-import { listenOnePort, type OnePortServer } from "./listener.js";
+import { type ListenerLimits, listenOnePort, type OnePortServer } from "./listener.js";
 import type { Logger } from "./log.js";
 import { registerReflection } from "./reflection.js";
 
@@ -35,6 +35,8 @@ export interface ServerOptions {
   readonly limiter?: FailureLimiter;
   /** Extra interceptors run after authentication. */
   readonly interceptors?: Interceptor[];
+  /** Overrides of the connection limits (tests use short ones); DEFAULT_LISTENER_LIMITS otherwise. */
+  readonly listenerLimits?: Partial<ListenerLimits>;
 }
 
 /** A running server. */
@@ -86,7 +88,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         res.end("not found\n");
       }),
   });
-  const listener: OnePortServer = await listenOnePort(handler, options.host, options.port);
+  const listener: OnePortServer = await listenOnePort(handler, options.host, options.port, {
+    limits: options.listenerLimits,
+    log: options.log,
+  });
   options.log.info("listening", { url: listener.url });
   return {
     url: listener.url,
