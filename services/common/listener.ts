@@ -100,8 +100,12 @@ export async function listenOnePort(
   h2.on("session", (session) => {
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
-    // No frame either way for this long: the peer is gone or stalled (streams send heartbeats).
-    session.setTimeout(limits.idleTimeoutMs, () => session.destroy());
+    // No frame either way for this long: the peer is gone or stalled (streams send heartbeats). It
+    // is asked to go away (a live client reconnects cleanly), and dropped if it does not.
+    session.setTimeout(limits.idleTimeoutMs, () => {
+      session.close();
+      setTimeout(() => session.destroy(), CLOSE_GRACE_MS).unref();
+    });
   });
   /** Open connections per peer address, for the per-peer cap. */
   const perPeer = new Map<string, number>();
