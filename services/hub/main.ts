@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_HOST, DEFAULT_HUB_PORT, readEnvironment } from "../common/config.js";
 import { createLogger, parseLogLevel } from "../common/log.js";
+import { parseOrigins } from "../common/own-origins.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine, createTerminal, NODE_ID_PATTERN } from "../node/index.js";
 import { parsePort, waitForSignal } from "../node/main.js";
@@ -63,6 +64,7 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     webDist: WEB_DIST,
     log,
     commandLineNodes: nodes,
+    origins: config.origins === undefined ? [] : parseOrigins(config.origins, "STARAGENT_ORIGINS"),
     nodeToken,
     localExtraRoutes: terminal.routes,
     hubExtraRoutes: (router, registry) => {
