@@ -83,8 +83,9 @@ export function parseSessionView(out: string, formats: SessionViewFormats): Sess
     if (/^\d+$/.test(pid))
       clients.push({ pid: Number(pid), tty, ignoreSize: flags.split(",").includes("ignore-size") });
   }
-  const [cols, rows, status] = formats.window.parse(out)[0] ?? [];
-  if (cols === undefined || rows === undefined || status === undefined) return undefined;
+  const [cols = "", rows = "", status = ""] = formats.window.parse(out)[0] ?? [];
+  // tmux prints whole numbers here; anything else is no window a terminal can be sized to.
+  if (!/^[1-9]\d{0,5}$/.test(cols) || !/^[1-9]\d{0,5}$/.test(rows)) return undefined;
   const window = { cols: Number(cols), rows: Number(rows), statusLines: statusLines(status) };
   return {
     clients,

@@ -7,8 +7,23 @@ const ODD = "a\nb\x1fc\x1ed|e\t#{x};";
 
 const format = paneFormat();
 
+/** Whole numbers tmux always prints, so a record with only some fields given is still well formed. */
+const NUMBERS = Object.fromEntries(
+  [
+    "session_created",
+    "session_attached",
+    "session_activity",
+    "window_width",
+    "window_height",
+    "pane_pid",
+    "history_size",
+    "cursor_x",
+    "cursor_y",
+  ].map((f) => [f, "0"]),
+);
+
 function line(fields: Partial<Record<string, string>>): string {
-  return `${renderFormat(format.format, fields)}\n`;
+  return `${renderFormat(format.format, { ...NUMBERS, ...fields })}\n`;
 }
 
 describe("parsePanes", () => {
@@ -60,6 +75,12 @@ describe("parsePanes", () => {
       cursorY: 7,
       paneTitle: `left${ODD}right`,
     });
+  });
+
+  it("skips a record with anything but a whole number where tmux prints one", () => {
+    expect(parsePanes(line({ session_name: "a", pane_pid: "12x" }) + line({ session_name: "b" }), format)).toHaveLength(
+      1,
+    );
   });
 
   it("skips cut records, records of another query and stray text, keeping the records around them", () => {

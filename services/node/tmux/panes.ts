@@ -66,31 +66,42 @@ export function paneFormat(): RecordFormat {
   return recordFormat(PANE_FIELDS.map((f) => `#{${f}}`));
 }
 
-/** Parses `list-panes -a -F format.format` output; malformed records are skipped. */
+/** Fields tmux always prints as whole numbers; a record with anything else there is skipped. */
+const NUMERIC_FIELDS = [2, 3, 4, 8, 9, 12, 17, 18, 19] as const;
+
+/**
+ * Parses `list-panes -a -F format.format` output. Malformed records (cut, foreign, or with anything
+ * but a whole number where tmux prints one) are skipped, so no NaN ever reaches a Session.
+ */
 export function parsePanes(output: string, format: RecordFormat): PaneInfo[] {
-  return format.parse(output).map((f) => ({
-    sessionName: f[0] ?? "",
-    sessionId: f[1] ?? "",
-    sessionCreated: Number(f[2]),
-    sessionAttached: Number(f[3]),
-    sessionActivity: Number(f[4]),
-    sessionOrigin: f[5] ?? "",
-    windowId: f[6] ?? "",
-    windowActive: f[7] === "1",
-    windowWidth: Number(f[8]),
-    windowHeight: Number(f[9]),
-    paneId: f[10] ?? "",
-    paneActive: f[11] === "1",
-    panePid: Number(f[12]),
-    paneCurrentCommand: f[13] ?? "",
-    paneCurrentPath: f[14] ?? "",
-    paneDead: f[15] === "1",
-    alternateOn: f[16] === "1",
-    historySize: Number(f[17]),
-    cursorX: Number(f[18]),
-    cursorY: Number(f[19]),
-    paneTitle: f[20] ?? "",
-  }));
+  const panes: PaneInfo[] = [];
+  for (const f of format.parse(output)) {
+    if (!NUMERIC_FIELDS.every((i) => /^-?\d{1,15}$/.test(f[i] ?? ""))) continue;
+    panes.push({
+      sessionName: f[0] ?? "",
+      sessionId: f[1] ?? "",
+      sessionCreated: Number(f[2]),
+      sessionAttached: Number(f[3]),
+      sessionActivity: Number(f[4]),
+      sessionOrigin: f[5] ?? "",
+      windowId: f[6] ?? "",
+      windowActive: f[7] === "1",
+      windowWidth: Number(f[8]),
+      windowHeight: Number(f[9]),
+      paneId: f[10] ?? "",
+      paneActive: f[11] === "1",
+      panePid: Number(f[12]),
+      paneCurrentCommand: f[13] ?? "",
+      paneCurrentPath: f[14] ?? "",
+      paneDead: f[15] === "1",
+      alternateOn: f[16] === "1",
+      historySize: Number(f[17]),
+      cursorX: Number(f[18]),
+      cursorY: Number(f[19]),
+      paneTitle: f[20] ?? "",
+    });
+  }
+  return panes;
 }
 
 /** Lists every pane of every session on the client's server ([] when no server runs). */
