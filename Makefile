@@ -89,6 +89,17 @@ $(COMPAT_DIR)/node_modules/.installed: $(COMPAT_DIR)/package-lock.json $(COMPAT_
 compat: install $(COMPAT_DIR)/node_modules/.installed ## Real Codex and opencode in tmux against a mock model: status and chat at each step
 	$(BIN)/vitest run --config $(COMPAT_DIR)/vitest.config.ts
 
+# make fuzz: many more seeded cases per target than make test runs (it uses a fixed seed and few cases).
+FUZZ_RUNS ?= 10000
+FUZZ_SEED ?=
+
+.PHONY: fuzz
+fuzz: install ## Fuzz every parser fed from outside (FUZZ_RUNS cases per target; FUZZ_SEED=n replays a run)
+	seed="$(FUZZ_SEED)"
+	if [ -z "$$seed" ]; then seed="$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"; fi
+	echo "fuzz seed $$seed, $(FUZZ_RUNS) cases per target (replay: make fuzz FUZZ_SEED=$$seed)"
+	STARAGENT_FUZZ_SEED="$$seed" STARAGENT_FUZZ_RUNS="$(FUZZ_RUNS)" $(BIN)/vitest run test/fuzz --testTimeout=0
+
 .PHONY: bench
 bench: install ## Run the benchmarks and print the figures recorded in docs/benchmarks.md
 	node --import tsx bench/run.ts

@@ -141,7 +141,7 @@ async function connectPath(
 
 function directPath(tmux: TestTmux, session: string): Path {
   const env = { ...tmux.client.environment, TERM: "xterm-256color" };
-  const term = pty.spawn("tmux", [...tmux.client.socketArgs, "attach-session", "-t", `=${session}`], {
+  const term = pty.spawn("tmux", tmux.client.argv(["attach-session", "-t", `=${session}`]), {
     cols: 120,
     rows: 40,
     env,

@@ -2,18 +2,26 @@ import { Code, ConnectError, createClient, createRouterTransport } from "@connec
 import { describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
-import { type AuthPolicy, createAuthInterceptor, FailureLimiter } from "./auth.js";
-import { principalKey } from "./context-keys.js";
+import { type AuthPolicy, createAuthInterceptor } from "./auth.js";
+import { originKey, principalKey } from "./context-keys.js";
+import { FailureSlowdown } from "./failure-slowdown.js";
 import { registerHealth } from "./health.js";
 import { createLogger } from "./log.js";
+import { OwnOrigins } from "./own-origins.js";
 
 const USER_TOKEN = "user-token-0123456789abcdef";
 const NODE_TOKEN = "node-token-0123456789abcdef";
 
 /** A transport whose one NodeService method answers with the caller's principal kind. */
-function transportWith(limiter: FailureLimiter, tokens: AuthPolicy["tokens"] = [{ token: USER_TOKEN, kind: "user" }]) {
+function transportWith(
+  slowdown: FailureSlowdown,
+  tokens: AuthPolicy["tokens"] = [{ token: USER_TOKEN, kind: "user" }],
+  origin = "",
+) {
   const lines: string[] = [];
   const log = createLogger("test", "debug", (line) => lines.push(line));
+  const origins = new OwnOrigins();
+  origins.bind("127.0.0.1", 8080);
   const transport = createRouterTransport(
     (router) => {
       router.service(NodeService, {
@@ -23,7 +31,17 @@ function transportWith(limiter: FailureLimiter, tokens: AuthPolicy["tokens"] = [
       });
       registerHealth(router, [NodeService.typeName]);
     },
-    { router: { interceptors: [createAuthInterceptor({ tokens }, limiter, log)] } },
+    {
+      router: {
+        interceptors: [
+          (next) => (req) => {
+            req.contextValues.set(originKey, origin);
+            return next(req);
+          },
+          createAuthInterceptor({ tokens }, { slowdown, origins }, log),
+        ],
+      },
+    },
   );
   return { transport, lines };
 }
@@ -41,38 +59,15 @@ async function codeOf(call: Promise<unknown>): Promise<Code | "ok"> {
   }
 }
 
-describe("FailureLimiter", () => {
-  it("lets a peer try until it reaches the limit, then refuses it until the window passes", () => {
-    const limiter = new FailureLimiter(3, 1_000);
-    const t0 = 1_000_000;
-    limiter.recordFailure("a", t0);
-    limiter.recordFailure("a", t0 + 1);
-    expect(limiter.retryAfterMs("a", t0 + 2)).toBe(0);
-    limiter.recordFailure("a", t0 + 2);
-    expect(limiter.retryAfterMs("a", t0 + 2)).toBe(998);
-    expect(limiter.retryAfterMs("b", t0 + 2)).toBe(0);
-    expect(limiter.retryAfterMs("a", t0 + 1_000)).toBe(0);
-  });
-
-  it("starts a fresh window after the old one ends", () => {
-    const limiter = new FailureLimiter(2, 1_000);
-    limiter.recordFailure("a", 0);
-    limiter.recordFailure("a", 1_500);
-    expect(limiter.retryAfterMs("a", 1_600)).toBe(0);
-    limiter.recordFailure("a", 1_700);
-    expect(limiter.retryAfterMs("a", 1_700)).toBe(800);
-  });
-});
-
 describe("createAuthInterceptor", () => {
   it("answers health without a token", async () => {
-    const { transport } = transportWith(new FailureLimiter());
+    const { transport } = transportWith(new FailureSlowdown());
     const res = await createClient(Health, transport).check({ service: "" });
     expect(res.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
   });
 
   it("refuses a missing, malformed or wrong token with UNAUTHENTICATED and logs no token", async () => {
-    const { transport, lines } = transportWith(new FailureLimiter());
+    const { transport, lines } = transportWith(new FailureSlowdown());
     const client = createClient(NodeService, transport);
     expect(await codeOf(client.getNode({ name: "nodes/x" }))).toBe(Code.Unauthenticated);
     expect(await codeOf(client.getNode({ name: "nodes/x" }, bearer("wrong-token")))).toBe(Code.Unauthenticated);
@@ -80,12 +75,13 @@ describe("createAuthInterceptor", () => {
       await codeOf(client.getNode({ name: "nodes/x" }, { headers: { authorization: `Basic ${USER_TOKEN}` } })),
     ).toBe(Code.Unauthenticated);
     expect(await codeOf(client.getNode({ name: "nodes/x" }, bearer(`${USER_TOKEN}x`)))).toBe(Code.Unauthenticated);
-    expect(lines.filter((l) => l.includes("authentication failed"))).toHaveLength(4);
+    // Failures 1, 2 and 4 are logged (one line per power of two, so a flood cannot flood the log).
+    expect(lines.filter((l) => l.includes("authentication failed"))).toHaveLength(3);
     expect(lines.join("\n")).not.toContain(USER_TOKEN);
   });
 
   it("grants the kind of the token that matched", async () => {
-    const { transport } = transportWith(new FailureLimiter(), [
+    const { transport } = transportWith(new FailureSlowdown(), [
       { token: USER_TOKEN, kind: "user" },
       { token: NODE_TOKEN, kind: "node" },
     ]);
@@ -94,13 +90,32 @@ describe("createAuthInterceptor", () => {
     expect((await client.getNode({}, bearer(NODE_TOKEN))).node?.name).toBe("nodes/node");
   });
 
-  it("refuses every call from a peer over the failure limit with RESOURCE_EXHAUSTED, health excepted", async () => {
-    const { transport } = transportWith(new FailureLimiter(2, 60_000));
+  it("never delays or refuses the right token, however many failures came before", async () => {
+    const { transport } = transportWith(new FailureSlowdown({ freeFailures: 2, firstDelayMs: 60_000 }));
     const client = createClient(NodeService, transport);
     expect(await codeOf(client.getNode({}, bearer("wrong-1")))).toBe(Code.Unauthenticated);
     expect(await codeOf(client.getNode({}, bearer("wrong-2")))).toBe(Code.Unauthenticated);
-    expect(await codeOf(client.getNode({}, bearer("wrong-3")))).toBe(Code.ResourceExhausted);
-    expect(await codeOf(client.getNode({}, bearer(USER_TOKEN)))).toBe(Code.ResourceExhausted);
+    // The third failure waits a minute; the right token meanwhile is answered at once.
+    const gone = new AbortController();
+    const held = codeOf(client.getNode({}, { ...bearer("wrong-3"), signal: gone.signal }));
+    expect((await client.getNode({}, bearer(USER_TOKEN))).node?.name).toBe("nodes/user");
     expect(await codeOf(createClient(Health, transport).check({ service: "" }))).toBe("ok");
+    expect(await Promise.race([held, Promise.resolve("still held")])).toBe("still held");
+    // A caller that goes away is let go at once.
+    gone.abort();
+    expect(await held).toBe(Code.Canceled);
+  });
+
+  it("refuses a request from a web page of another origin before looking at its token", async () => {
+    const slowdown = new FailureSlowdown();
+    const { transport } = transportWith(slowdown, undefined, "http://evil.example");
+    const client = createClient(NodeService, transport);
+    expect(await codeOf(client.getNode({}, bearer(USER_TOKEN)))).toBe(Code.PermissionDenied);
+    expect(await codeOf(client.getNode({}, bearer("wrong")))).toBe(Code.PermissionDenied);
+    expect(slowdown.trackedPeers).toBe(0);
+    const own = transportWith(new FailureSlowdown(), undefined, "http://127.0.0.1:8080");
+    expect((await createClient(NodeService, own.transport).getNode({}, bearer(USER_TOKEN))).node?.name).toBe(
+      "nodes/user",
+    );
   });
 });

@@ -1,14 +1,9 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { cookieHeaderKey, hostKey, originKey, type Principal, peerAddressKey, principalKey } from "./context-keys.js";
+import type { FailureSlowdown } from "./failure-slowdown.js";
 import type { Logger } from "./log.js";
+import type { OwnOrigins } from "./own-origins.js";
 import { secretLabel, secretsEqual } from "./tokens.js";
-
-/** Failed authentications a peer address may make per window before it is refused outright. */
-const MAX_FAILURES_PER_WINDOW = 20;
-/** The rate-limit window: long enough to stop guessing, short enough not to lock out a typo. */
-const FAILURE_WINDOW_MS = 60_000;
-/** Peers tracked at once; the oldest are forgotten first, so the table cannot grow without bound. */
-const MAX_TRACKED_PEERS = 10_000;
 
 /** The gRPC health service answers without credentials (load balancers and probes have none). */
 const UNAUTHENTICATED_SERVICES = new Set(["grpc.health.v1.Health"]);
@@ -19,65 +14,51 @@ export interface AuthPolicy {
   readonly tokens: ReadonlyArray<{ readonly token: string; readonly kind: Principal["kind"] }>;
   /** Looks up a browser login session from the request's cookies (Hub only). */
   readonly cookieSession?: (cookieHeader: string) => string | undefined;
+  /** Where a caller finds the token this server expects, for the UNAUTHENTICATED message. */
+  readonly tokenHint?: string;
 }
 
-/**
- * Counts failed attempts per peer address so that guessing a token is slow. Kept separate from the
- * interceptor so the login page shares the same limit.
- */
-export class FailureLimiter {
-  private readonly failures = new Map<string, { count: number; windowStart: number }>();
-
-  constructor(
-    private readonly maxFailures = MAX_FAILURES_PER_WINDOW,
-    private readonly windowMs = FAILURE_WINDOW_MS,
-  ) {}
-
-  /** Milliseconds until `peer` may try again, or 0 when it may try now. */
-  retryAfterMs(peer: string, now = Date.now()): number {
-    const entry = this.failures.get(peer);
-    if (!entry || now - entry.windowStart >= this.windowMs) return 0;
-    return entry.count >= this.maxFailures ? this.windowMs - (now - entry.windowStart) : 0;
-  }
-
-  /** Records one failed attempt by `peer`. */
-  recordFailure(peer: string, now = Date.now()): void {
-    const entry = this.failures.get(peer);
-    if (!entry || now - entry.windowStart >= this.windowMs) {
-      this.failures.delete(peer);
-      if (this.failures.size >= MAX_TRACKED_PEERS) {
-        const oldest = this.failures.keys().next().value;
-        if (oldest !== undefined) this.failures.delete(oldest);
-      }
-      this.failures.set(peer, { count: 1, windowStart: now });
-    } else {
-      entry.count++;
-    }
-  }
+/** What guards authentication besides the credentials: the failure slowdown and the own origins. */
+export interface AuthGuard {
+  readonly slowdown: FailureSlowdown;
+  /** The server's own origins and names (browser requests must use them). */
+  readonly origins: OwnOrigins;
 }
+
+/** The Hub's hint: its user token. */
+const USER_TOKEN_HINT = "the user token: $STARAGENT_AUTH_TOKEN or $STARAGENT_HOME/auth_token on the Hub";
 
 /**
  * Authenticates every call but health: a bearer token from `authorization`, or (Hub) a login cookie
- * whose request comes from the server's own origin. Sets `principalKey` for the handlers. Failures get
- * UNAUTHENTICATED; a peer over the failure limit gets RESOURCE_EXHAUSTED until its window passes.
+ * on a request that names the server's own origin and host. Sets `principalKey` for the handlers.
+ * A request from a web page of another origin is refused (PERMISSION_DENIED) before any credential is
+ * looked at. Failures get UNAUTHENTICATED after the wait `slowdown` decides; the right credentials
+ * are never delayed or refused because of anyone's failures.
  */
-export function createAuthInterceptor(policy: AuthPolicy, limiter: FailureLimiter, log: Logger): Interceptor {
+export function createAuthInterceptor(policy: AuthPolicy, guard: AuthGuard, log: Logger): Interceptor {
   return (next) => async (req) => {
     if (UNAUTHENTICATED_SERVICES.has(req.service.typeName)) return next(req);
-    const peer = req.contextValues.get(peerAddressKey);
-    const wait = limiter.retryAfterMs(peer);
-    if (wait > 0) {
+    const origin = req.contextValues.get(originKey);
+    if (origin !== "" && !guard.origins.isOwnOrigin(origin)) {
       throw new ConnectError(
-        `too many failed authentication attempts from this address; retry in ${Math.ceil(wait / 1000)} s`,
-        Code.ResourceExhausted,
+        `requests from web pages of other origins are refused (${truncate(origin)} is not this server's origin; ${guard.origins.hint})`,
+        Code.PermissionDenied,
       );
     }
-    const principal = authenticate(policy, req.header, req.contextValues);
+    const principal = authenticate(policy, guard.origins, req.header, req.contextValues);
     if (!principal) {
-      limiter.recordFailure(peer);
-      log.warn("authentication failed", { peer, procedure: `${req.service.typeName}/${req.method.name}` });
+      const peer = req.contextValues.get(peerAddressKey);
+      const failures = await guard.slowdown.failed(peer, req.signal);
+      // One line per power of two: a flood of failures cannot flood the log.
+      if ((failures & (failures - 1)) === 0) {
+        log.warn("authentication failed", {
+          peer,
+          procedure: `${req.service.typeName}/${req.method.name}`,
+          failures,
+        });
+      }
       throw new ConnectError(
-        "missing or invalid credentials: send 'authorization: Bearer <token>' (see $STARAGENT_HOME/auth_token)",
+        `missing or invalid credentials: send 'authorization: Bearer <token>' with ${policy.tokenHint ?? USER_TOKEN_HINT}`,
         Code.Unauthenticated,
       );
     }
@@ -88,6 +69,7 @@ export function createAuthInterceptor(policy: AuthPolicy, limiter: FailureLimite
 
 function authenticate(
   policy: AuthPolicy,
+  origins: OwnOrigins,
   header: Headers,
   values: { get<T>(key: { id: symbol; defaultValue: T }): T },
 ): Principal | undefined {
@@ -103,22 +85,13 @@ function authenticate(
   }
   if (policy.cookieSession) {
     const session = policy.cookieSession(values.get(cookieHeaderKey));
-    if (session && sameOrigin(values.get(originKey), values.get(hostKey))) {
+    if (session && origins.isOwnOrigin(values.get(originKey)) && origins.isOwnHost(values.get(hostKey))) {
       return { kind: "user", id: `browser:${secretLabel(session)}` };
     }
   }
   return undefined;
 }
 
-/**
- * Cookie-authenticated calls must come from the server's own origin: a page elsewhere cannot ride on
- * the cookie (SameSite=Strict already stops most of that; this closes the rest).
- */
-function sameOrigin(origin: string, host: string): boolean {
-  if (origin === "" || host === "") return false;
-  try {
-    return new URL(origin).host === host;
-  } catch {
-    return false;
-  }
+function truncate(value: string): string {
+  return value.length > 80 ? `${value.slice(0, 80)}…` : value;
 }

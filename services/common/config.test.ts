@@ -11,6 +11,7 @@ describe("readEnvironment", () => {
       nodeToken: undefined,
       logLevel: undefined,
       hubUrl: "http://127.0.0.1:8080",
+      origins: undefined,
     });
   });
 
@@ -22,6 +23,7 @@ describe("readEnvironment", () => {
       STARAGENT_NODE_TOKEN: "n-token",
       STARAGENT_LOG_LEVEL: "debug",
       STARAGENT_URL: "http://hub:9000",
+      STARAGENT_ORIGINS: "https://hub.example.com",
     });
     expect(config).toEqual({
       home: "/srv/sa",
@@ -30,6 +32,7 @@ describe("readEnvironment", () => {
       nodeToken: "n-token",
       logLevel: "debug",
       hubUrl: "http://hub:9000",
+      origins: "https://hub.example.com",
     });
   });
 });

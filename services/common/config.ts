@@ -15,6 +15,11 @@ export interface EnvironmentConfig {
   readonly logLevel: string | undefined;
   /** `$STARAGENT_URL`: the Hub the CLI talks to, default `http://127.0.0.1:8080`. */
   readonly hubUrl: string;
+  /**
+   * `$STARAGENT_ORIGINS`: further origins browsers reach the Hub by (`https://hub.example.com`,
+   * comma or space separated), as given; the Hub parses them with `parseOrigins`.
+   */
+  readonly origins: string | undefined;
 }
 
 /** Default Hub port. */
@@ -34,5 +39,6 @@ export function readEnvironment(env: NodeJS.ProcessEnv): EnvironmentConfig {
     nodeToken: nonEmpty(env.STARAGENT_NODE_TOKEN),
     logLevel: nonEmpty(env.STARAGENT_LOG_LEVEL),
     hubUrl: nonEmpty(env.STARAGENT_URL) ?? `http://${DEFAULT_HOST}:${DEFAULT_HUB_PORT}`,
+    origins: nonEmpty(env.STARAGENT_ORIGINS),
   };
 }

@@ -2,12 +2,52 @@ import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 
+import type { Logger } from "./log.js";
+
 /** The HTTP/2 client preface every h2c connection starts with. */
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 /** How long a graceful close waits for HTTP/2 sessions and requests in flight before destroying them. */
 const CLOSE_GRACE_MS = 2_000;
-/** How long a new connection may take to send its first bytes before it is dropped. */
-const FIRST_BYTES_TIMEOUT_MS = 10_000;
+
+/**
+ * What bounds the connections of one listener, so that sockets which send a few bytes and stall (or
+ * nothing at all) cannot pile up until the process runs out of file descriptors.
+ */
+export interface ListenerLimits {
+  /** Longest a new connection may take to send the bytes that say its protocol, from its start. */
+  readonly firstBytesTimeoutMs: number;
+  /** HTTP/1.1: longest a request's headers may take to arrive, from their first byte. */
+  readonly headersTimeoutMs: number;
+  /** HTTP/1.1: longest a whole request (headers and body) may take to arrive. */
+  readonly requestTimeoutMs: number;
+  /** How often HTTP/1.1 connections are checked against the two limits above. */
+  readonly checkIntervalMs: number;
+  /**
+   * Longest a connection (HTTP/1.1 socket or HTTP/2 session) may go without a byte either way. Long
+   * streams send heartbeats (every 15 s), so only dead or stalled connections reach it.
+   */
+  readonly idleTimeoutMs: number;
+  /** Most connections open at once from one peer address; more are closed at once. */
+  readonly maxConnectionsPerPeer: number;
+  /** Most connections open at once in all (far below the process's file descriptor limit). */
+  readonly maxConnections: number;
+}
+
+/** The limits servers run with. */
+export const DEFAULT_LISTENER_LIMITS: ListenerLimits = {
+  // A client that connects has its first request ready; 10 s covers a slow link.
+  firstBytesTimeoutMs: 10_000,
+  headersTimeoutMs: 15_000,
+  // Request bodies are small (4 MiB at most) and sent at once; responses may stream for hours.
+  requestTimeoutMs: 30_000,
+  checkIntervalMs: 2_000,
+  // Eight missed heartbeats of a stream (15 s each): long enough never to cut a live one.
+  idleTimeoutMs: 120_000,
+  // A machine's browser tabs, CLIs, scripts and a Hub share one address (loopback): room for all of
+  // them with their streams, far from the 1 024 to 20 000 descriptors a process typically gets.
+  maxConnectionsPerPeer: 256,
+  maxConnections: 4_096,
+};
 
 /** A request handler that serves both HTTP/1.1 and HTTP/2 requests (what `connectNodeAdapter` returns). */
 export type DualHandler = (
@@ -34,15 +74,43 @@ export interface OnePortServer {
  * Listens on one TCP port and serves HTTP/1.1 (browsers: Connect, gRPC-Web, static files) and HTTP/2
  * cleartext (gRPC, Connect) with the same handler, telling them apart by the HTTP/2 client preface.
  */
-export async function listenOnePort(handler: DualHandler, host: string, port: number): Promise<OnePortServer> {
-  const h1 = http.createServer(handler as http.RequestListener);
+export async function listenOnePort(
+  handler: DualHandler,
+  host: string,
+  port: number,
+  options: { limits?: Partial<ListenerLimits>; log?: Logger } = {},
+): Promise<OnePortServer> {
+  const limits: ListenerLimits = { ...DEFAULT_LISTENER_LIMITS, ...options.limits };
+  const h1 = http.createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      connectionsCheckingInterval: limits.checkIntervalMs,
+    },
+    handler as http.RequestListener,
+  );
+  // Idle sockets are destroyed (the server has no 'timeout' listener of its own).
+  h1.timeout = limits.idleTimeoutMs;
+  // http.Server enforces headersTimeout and requestTimeout only once it has emitted 'listening' (it
+  // starts tracking its connections then); this one never listens itself, so it is told here.
+  h1.emit("listening");
   const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
   const sockets = new Set<net.Socket>();
   const sessions = new Set<http2.ServerHttp2Session>();
   h2.on("session", (session) => {
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
+    // No frame either way for this long: the peer is gone or stalled (streams send heartbeats). It
+    // is asked to go away (a live client reconnects cleanly), and dropped if it does not.
+    session.setTimeout(limits.idleTimeoutMs, () => {
+      session.close();
+      setTimeout(() => session.destroy(), CLOSE_GRACE_MS).unref();
+    });
   });
+  /** Open connections per peer address, for the per-peer cap. */
+  const perPeer = new Map<string, number>();
+  /** Peers told about (in the log) since they last went under the cap: one line per crossing. */
+  const warned = new Set<string>();
   // http.Server tracks idle keep-alive sockets only for servers that listen themselves, so
   // closeIdleConnections() cannot see ours: count HTTP/1.1 requests in flight per socket instead.
   const h1InFlight = new Map<net.Socket, number>();
@@ -62,12 +130,32 @@ export async function listenOnePort(handler: DualHandler, host: string, port: nu
   // noDelay: terminal echo and streamed output are many small writes; Nagle's algorithm would hold
   // each behind the peer's delayed ACK (tens of milliseconds on loopback).
   const tcp = net.createServer({ noDelay: true }, (socket) => {
+    const peer = socket.remoteAddress ?? "unknown";
+    const open = perPeer.get(peer) ?? 0;
+    if (open >= limits.maxConnectionsPerPeer || sockets.size >= limits.maxConnections) {
+      if (!warned.has(peer)) {
+        warned.add(peer);
+        options.log?.warn("refusing connections: too many open", {
+          peer,
+          open,
+          total: sockets.size,
+          perPeerLimit: limits.maxConnectionsPerPeer,
+          totalLimit: limits.maxConnections,
+        });
+      }
+      socket.destroy();
+      return;
+    }
+    perPeer.set(peer, open + 1);
     sockets.add(socket);
     socket.once("close", () => {
       sockets.delete(socket);
       h1InFlight.delete(socket);
+      release(peer);
     });
-    socket.setTimeout(FIRST_BYTES_TIMEOUT_MS, () => socket.destroy());
+    // Counted from the connection's start, not from its last byte: a trickle cannot keep it.
+    const sniffTimer = setTimeout(() => socket.destroy(), limits.firstBytesTimeoutMs);
+    socket.once("close", () => clearTimeout(sniffTimer));
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       seen = Buffer.concat([seen, chunk]);
@@ -76,7 +164,7 @@ export async function listenOnePort(handler: DualHandler, host: string, port: nu
       if (isH2Prefix && seen.length < H2_PREFACE.length) return; // wait for more bytes
       socket.off("data", onData);
       socket.pause();
-      socket.setTimeout(0);
+      clearTimeout(sniffTimer);
       socket.unshift(seen);
       if (isH2Prefix) {
         // The HTTP/2 session reads the unshifted preface itself; resuming here would lose it.
@@ -91,6 +179,13 @@ export async function listenOnePort(handler: DualHandler, host: string, port: nu
     socket.on("data", onData);
     socket.on("error", () => socket.destroy());
   });
+
+  function release(peer: string): void {
+    const left = (perPeer.get(peer) ?? 1) - 1;
+    if (left <= 0) perPeer.delete(peer);
+    else perPeer.set(peer, left);
+    if (left < limits.maxConnectionsPerPeer && sockets.size < limits.maxConnections) warned.delete(peer);
+  }
 
   await new Promise<void>((resolve, reject) => {
     tcp.once("error", reject);
@@ -109,6 +204,8 @@ export async function listenOnePort(handler: DualHandler, host: string, port: nu
     close: async () => {
       closing = true;
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
+      // Stops its connection checks (it never listened, so it reports that; nothing else to do).
+      h1.close(() => undefined);
       for (const session of sessions) session.close();
       // Idle HTTP/1.1 keep-alive sockets end now; sockets that have not said which protocol they speak
       // are dropped; HTTP/2 sockets end with their sessions.

@@ -2,12 +2,15 @@ import type { DescService, FileRegistry } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
 import { type ConnectNodeAdapterOptions, connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
-import { type AuthPolicy, createAuthInterceptor, FailureLimiter } from "./auth.js";
+import { type AuthPolicy, createAuthInterceptor } from "./auth.js";
+import { checkBinaryRequests } from "./binary-requests.js";
 import { cookieHeaderKey, hostKey, originKey, peerAddressKey } from "./context-keys.js";
 import { createErrorInterceptor } from "./errors.js";
+import { FailureSlowdown } from "./failure-slowdown.js";
 import { registerHealth } from "./health.js";
-import { listenOnePort, type OnePortServer } from "./listener.js";
+import { type ListenerLimits, listenOnePort, type OnePortServer } from "./listener.js";
 import type { Logger } from "./log.js";
+import { OwnOrigins } from "./own-origins.js";
 import { registerReflection } from "./reflection.js";
 
 /** Largest request message accepted: bounds memory per call; inputs have tighter limits of their own. */
@@ -30,10 +33,17 @@ export interface ServerOptions {
   readonly log: Logger;
   /** Serves non-RPC paths; 404 when absent. */
   readonly fallback?: FallbackHandler;
-  /** Limits failed authentication; pass the login page's limiter to share one budget. */
-  readonly limiter?: FailureLimiter;
+  /** Slows failed authentication down; pass the login page's to share one budget per peer. */
+  readonly slowdown?: FailureSlowdown;
+  /**
+   * The server's own origins, completed with its address once it listens; pass the login page's so
+   * both judge browsers alike. A new one (loopback names and the address) otherwise.
+   */
+  readonly origins?: OwnOrigins;
   /** Extra interceptors run after authentication. */
   readonly interceptors?: Interceptor[];
+  /** Overrides of the connection limits (tests use short ones); DEFAULT_LISTENER_LIMITS otherwise. */
+  readonly listenerLimits?: Partial<ListenerLimits>;
 }
 
 /** A running server. */
@@ -52,7 +62,8 @@ export interface RunningServer {
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const shutdown = new AbortController();
-  const limiter = options.limiter ?? new FailureLimiter();
+  const slowdown = options.slowdown ?? new FailureSlowdown();
+  const origins = options.origins ?? new OwnOrigins();
   const handler = connectNodeAdapter({
     routes: (router) => {
       options.routes(router);
@@ -61,10 +72,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         router,
         options.services.map((s) => s.typeName),
       );
+      checkBinaryRequests(router.handlers, READ_MAX_BYTES);
     },
     interceptors: [
       createErrorInterceptor(options.log),
-      createAuthInterceptor(options.auth, limiter, options.log),
+      createAuthInterceptor(options.auth, { slowdown, origins }, options.log),
       ...(options.interceptors ?? []),
     ],
     shutdownSignal: shutdown.signal,
@@ -84,7 +96,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         res.end("not found\n");
       }),
   });
-  const listener: OnePortServer = await listenOnePort(handler, options.host, options.port);
+  const listener: OnePortServer = await listenOnePort(handler, options.host, options.port, {
+    limits: options.listenerLimits,
+    log: options.log,
+  });
+  origins.bind(listener.host, listener.port);
   options.log.info("listening", { url: listener.url });
   return {
     url: listener.url,

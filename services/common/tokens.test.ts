@@ -42,7 +42,9 @@ describe("tokens", () => {
   it("refuses a token file holding a short token rather than replacing it", async () => {
     const path = join(dir, "auth_token");
     await writeFile(path, "short\n");
-    await expect(loadOrCreateToken(path)).rejects.toThrow(/shorter than 16/);
+    await expect(loadOrCreateToken(path)).rejects.toThrow(
+      /^token file .*auth_token holds a token of 5 characters; tokens need at least 16 \(remove it/,
+    );
     expect(await readFile(path, "utf8")).toBe("short\n");
   });
 

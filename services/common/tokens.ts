@@ -4,6 +4,27 @@ import { dirname } from "node:path";
 
 /** Bytes of randomness in a generated token: 32 bytes, as 43 base64url characters. */
 const TOKEN_BYTES = 32;
+/** Shortest token accepted from a file or a variable: shorter ones are guessable. */
+export const MIN_TOKEN_LENGTH = 16;
+
+/**
+ * Returns `token` when it can serve as a server's token: at least MIN_TOKEN_LENGTH characters, none
+ * of them whitespace or control characters (which a bearer header cannot carry). Throws an Error that
+ * names `source` (a variable or a file) and says how to fix it otherwise, for a clear startup failure.
+ */
+export function checkToken(token: string, source: string, remedy = "remove it to have one generated"): string {
+  if (/[\s\p{Cc}]/u.test(token)) {
+    throw new Error(
+      `${source} holds a token with spaces or control characters; use ${MIN_TOKEN_LENGTH} or more printable characters (${remedy})`,
+    );
+  }
+  if (token.length < MIN_TOKEN_LENGTH) {
+    throw new Error(
+      `${source} holds a token of ${token.length} character${token.length === 1 ? "" : "s"}; tokens need at least ${MIN_TOKEN_LENGTH} (${remedy})`,
+    );
+  }
+  return token;
+}
 
 /** Compares two secrets in time independent of where they differ. */
 export function secretsEqual(given: string, expected: string): boolean {
@@ -29,10 +50,7 @@ export function generateToken(): string {
 export async function loadOrCreateToken(path: string): Promise<{ token: string; created: boolean }> {
   try {
     const existing = (await readFile(path, "utf8")).trim();
-    if (existing.length >= 16) return { token: existing, created: false };
-    if (existing.length > 0) {
-      throw new Error(`token file ${path} holds a token shorter than 16 characters; replace it or remove it`);
-    }
+    if (existing.length > 0) return { token: checkToken(existing, `token file ${path}`), created: false };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }

@@ -2,9 +2,10 @@ import type { DescService } from "@bufbuild/protobuf";
 import { type ConnectRouter, createRouterTransport } from "@connectrpc/connect";
 import { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
-import { FailureLimiter } from "../common/auth.js";
 import { staragentRegistry } from "../common/descriptors.js";
+import { FailureSlowdown } from "../common/failure-slowdown.js";
 import type { Logger } from "../common/log.js";
+import { OwnOrigins } from "../common/own-origins.js";
 import { type RunningServer, startServer } from "../common/server.js";
 import { type ChatBackend, type Machine, nodeRoutes } from "../node/index.js";
 import { HubSessionService } from "./hub-session-service.js";
@@ -28,6 +29,8 @@ export interface HubServerOptions {
   readonly commandLineNodes?: ReadonlyArray<{ id: string; url: string }>;
   /** The token for command-line nodes (`STARAGENT_NODE_TOKEN`). */
   readonly nodeToken?: string;
+  /** Origins browsers may also reach the Hub by (`STARAGENT_ORIGINS`: a TLS proxy, a DNS name). */
+  readonly origins?: readonly string[];
   /** Adds the local machine's further services (the terminal) to the in-process transport. */
   readonly localExtraRoutes?: (router: ConnectRouter) => void;
   /** Registers the Hub's further services, given the node registry (the terminal proxy). */
@@ -56,7 +59,8 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
     commandLineToken: options.nodeToken,
   });
   await registry.load();
-  const limiter = new FailureLimiter();
+  const slowdown = new FailureSlowdown();
+  const origins = new OwnOrigins(options.origins);
   const sessions = new BrowserSessions(options.token);
   const server = await startServer({
     host: options.host,
@@ -72,13 +76,15 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
       tokens: [{ token: options.token, kind: "user" }],
       cookieSession: (cookie) => sessions.verify(cookie),
     },
-    limiter,
+    slowdown,
+    origins,
     log: options.log.child("server"),
     fallback: createWebHandler({
       distDir: options.webDist,
       token: options.token,
       sessions,
-      limiter,
+      slowdown,
+      origins,
       log: options.log.child("web"),
     }),
   });

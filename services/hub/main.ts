@@ -2,7 +2,8 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_HOST, DEFAULT_HUB_PORT, readEnvironment } from "../common/config.js";
 import { createLogger, parseLogLevel } from "../common/log.js";
-import { loadOrCreateToken } from "../common/tokens.js";
+import { parseOrigins } from "../common/own-origins.js";
+import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine, createTerminal, NODE_ID_PATTERN } from "../node/index.js";
 import { parsePort, waitForSignal } from "../node/main.js";
 import { startHubServer } from "./hub-server.js";
@@ -35,7 +36,16 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
   const nodes = values.node.map(parseNodeFlag);
   const log = createLogger("hub", parseLogLevel(config.logLevel));
   const tokenFile = join(config.home, "auth_token");
-  const token = config.authToken ? { token: config.authToken, created: false } : await loadOrCreateToken(tokenFile);
+  const token = config.authToken
+    ? {
+        token: checkToken(config.authToken, "STARAGENT_AUTH_TOKEN", "unset it to use $STARAGENT_HOME/auth_token"),
+        created: false,
+      }
+    : await loadOrCreateToken(tokenFile);
+  const nodeToken =
+    config.nodeToken === undefined
+      ? undefined
+      : checkToken(config.nodeToken, "STARAGENT_NODE_TOKEN", "unset it when no --node needs it");
   const { machine, tmux, chat } = createMachine({
     nodeName: "local",
     home: config.home,
@@ -54,7 +64,8 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     webDist: WEB_DIST,
     log,
     commandLineNodes: nodes,
-    nodeToken: config.nodeToken,
+    origins: config.origins === undefined ? [] : parseOrigins(config.origins, "STARAGENT_ORIGINS"),
+    nodeToken,
     localExtraRoutes: terminal.routes,
     hubExtraRoutes: (router, registry) => {
       router.service(terminal.services[0], new HubTerminalProxy(registry, log.child("terminal")));

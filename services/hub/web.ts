@@ -1,8 +1,9 @@
 import { createHmac } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { extname, join, normalize, sep } from "node:path";
-import type { FailureLimiter } from "../common/auth.js";
+import type { FailureSlowdown } from "../common/failure-slowdown.js";
 import type { Logger } from "../common/log.js";
+import type { OwnOrigins } from "../common/own-origins.js";
 import type { FallbackHandler } from "../common/server.js";
 import { secretsEqual } from "../common/tokens.js";
 
@@ -78,13 +79,23 @@ export interface WebOptions {
   readonly distDir: string;
   readonly token: string;
   readonly sessions: BrowserSessions;
-  readonly limiter: FailureLimiter;
+  /** Shared with the RPC interceptor: failed logins wait like failed calls. */
+  readonly slowdown: FailureSlowdown;
+  /** The Hub's own origins and names, shared with the RPC interceptor. */
+  readonly origins: OwnOrigins;
   readonly log: Logger;
 }
 
+/** `Sec-Fetch-Site` values of requests a page of this origin (or the user, typing) made. */
+const OWN_FETCH_SITES = new Set(["same-origin", "none"]);
+
 /**
  * Serves everything on the Hub's port that is not an RPC: the login page (which exchanges the token
- * for an HttpOnly, SameSite=Strict cookie), logout, and the dashboard's static files.
+ * for an HttpOnly, SameSite=Strict cookie), logout, and the dashboard's static files. Every request
+ * must name one of the Hub's own hosts (a page that resolved its own name to the Hub, DNS
+ * rebinding, is refused), and a login or logout must come from the Hub's own origin: a page elsewhere
+ * can neither guess tokens through the browser nor log the user out. Failed logins wait as the
+ * shared slowdown says; the right token never waits.
  */
 export function createWebHandler(options: WebOptions): FallbackHandler {
   return (req, res) => {
@@ -95,6 +106,25 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
     const url = new URL(req.url ?? "/", "http://hub");
     const method = req.method ?? "GET";
     void (async () => {
+      const host = headerText(req.headers.host ?? req.headers[":authority"]);
+      if (!options.origins.isOwnHost(host)) {
+        options.log.warn("refused a request for another host name", { host: host.slice(0, 100) });
+        return send(
+          421,
+          `This Hub does not answer to the name ${JSON.stringify(host.slice(0, 100))}; ${options.origins.hint}.\n`,
+          {
+            "content-type": "text/plain; charset=utf-8",
+          },
+        );
+      }
+      if ((url.pathname === "/login" || url.pathname === "/logout") && method === "POST" && !fromOwnPage()) {
+        options.log.warn("refused a login or logout from another origin", {
+          origin: headerText(req.headers.origin).slice(0, 100),
+        });
+        return send(403, "Logins and logouts are accepted only from this Hub's own pages.\n", {
+          "content-type": "text/plain; charset=utf-8",
+        });
+      }
       if (url.pathname === "/login" && method === "POST") return login();
       if (url.pathname === "/login") return send(200, LOGIN_PAGE, { "content-type": "text/html; charset=utf-8" });
       if (url.pathname === "/login.js")
@@ -116,19 +146,27 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
       if (!res.headersSent) send(500, "internal error\n", { "content-type": "text/plain" });
     });
 
+    /**
+     * True when the request comes from one of the Hub's own pages: its `Origin` is one of the Hub's
+     * (browsers send it with every POST), or it has none and says it was not made by another site
+     * (a script, curl, or a browser typing the address).
+     */
+    function fromOwnPage(): boolean {
+      const origin = req.headers.origin;
+      if (origin !== undefined) return options.origins.isOwnOrigin(headerText(origin));
+      const site = req.headers["sec-fetch-site"];
+      return site === undefined || OWN_FETCH_SITES.has(headerText(site));
+    }
+
     async function login() {
       const peer = req.socket?.remoteAddress ?? "unknown";
-      const wait = options.limiter.retryAfterMs(peer);
-      if (wait > 0) {
-        return send(429, `Too many failed attempts; try again in ${Math.ceil(wait / 1000)} s.\n`, {
-          "content-type": "text/plain",
-        });
-      }
       const body = await readBody(req, MAX_LOGIN_BODY_BYTES);
       const token = body === undefined ? "" : (new URLSearchParams(body).get("token") ?? "").trim();
       if (token === "" || !secretsEqual(token, options.token)) {
-        options.limiter.recordFailure(peer);
-        options.log.warn("browser login failed", { peer });
+        const gone = new AbortController();
+        res.once("close", () => gone.abort());
+        const failures = await options.slowdown.failed(peer, gone.signal);
+        if ((failures & (failures - 1)) === 0) options.log.warn("browser login failed", { peer, failures });
         return send(303, "", { location: "/login?failed=1" });
       }
       const cookie = options.sessions.issue();

@@ -1,5 +1,3 @@
-import { stat } from "node:fs/promises";
-import { isAbsolute } from "node:path";
 import { create, equals } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -19,20 +17,15 @@ import {
 } from "../../gen/staragent/v1/session_service_pb.js";
 import { AsyncQueue, sleep } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
+import { validateCommand, validateCwd, validateNewSessionId } from "./create-session-input.js";
 import type { SessionInspector, SessionObservation } from "./status/observation.js";
-import type { StateFiles } from "./store/state-files.js";
+import type { AdoptedSession, StateFiles } from "./store/state-files.js";
 import { type TmuxClient, TmuxError } from "./tmux/client.js";
-import { SYSTEM_SESSION_NAMES, sessionResourceName, validateSessionName } from "./tmux/names.js";
+import { SYSTEM_SESSION_NAMES, sessionResourceName } from "./tmux/names.js";
 import { activePanes, listPanes, type PaneInfo, paneStamp } from "./tmux/panes.js";
 import { TmuxServerProbe } from "./tmux/server-probe.js";
 import { killSession, newSession } from "./tmux/sessions.js";
 
-/** Most arguments a created session's command may have. */
-export const MAX_COMMAND_ARGS = 64;
-/** Most bytes a created session's command may have in all (arguments together). */
-export const MAX_COMMAND_BYTES = 8192;
-/** Longest cwd accepted (Linux PATH_MAX). */
-export const MAX_CWD_BYTES = 4096;
 /**
  * How often the watch loop looks at tmux and the native logs while anyone watches and a session's
  * status can change with nothing but time or the screen (a turn running, a prompt shown, a CLI without
@@ -120,7 +113,7 @@ export class Machine {
 
   /** Starts a session (DESIGN.md §8). */
   async createSession(input: CreateSessionInput): Promise<Session> {
-    validateSessionName(input.sessionId, "session_id");
+    validateNewSessionId(input.sessionId);
     await validateCwd(input.cwd);
     validateCommand(input.command);
     try {
@@ -167,14 +160,16 @@ export class Machine {
       const what = session.origin === SessionOrigin.ADOPTED ? "was adopted" : "was not created by StarAgent";
       throw new ConnectError(`${tmuxName} ${what}; stop it with force to kill it anyway`, Code.FailedPrecondition);
     }
+    // The bookkeeping first: nothing is killed unless it can be written (a read-only home refuses).
+    const forgotten = await this.forgetAdopted(tmuxName);
     try {
       await killSession(this.options.tmux, tmuxName);
     } catch (err) {
       if (err instanceof TmuxError && err.isNotFound) throw notFound(this.options.nodeName, tmuxName);
+      if (forgotten) await this.rememberAdopted(forgotten).catch(() => undefined);
       throw err;
     }
     this.options.log.info("session stopped", { session: tmuxName, force });
-    await this.forgetAdopted(tmuxName);
     this.wake();
   }
 
@@ -495,12 +490,23 @@ export class Machine {
     return this.seenCache;
   }
 
-  private async forgetAdopted(tmuxName: string): Promise<void> {
+  /** Removes a session's adoption record; returns it (to restore it if the stop fails), if any. */
+  private async forgetAdopted(tmuxName: string): Promise<AdoptedSession | undefined> {
     const adopted = await this.adopted();
-    if (!adopted.has(tmuxName)) return;
+    if (!adopted.has(tmuxName)) return undefined;
+    let removed: AdoptedSession | undefined;
+    await this.options.state.adopted.update((file) => {
+      removed = file.sessions.find((s) => s.tmuxSession === tmuxName);
+      return { ...file, sessions: file.sessions.filter((s) => s.tmuxSession !== tmuxName) };
+    });
+    this.adoptedCache = undefined;
+    return removed;
+  }
+
+  private async rememberAdopted(entry: AdoptedSession): Promise<void> {
     await this.options.state.adopted.update((file) => ({
       ...file,
-      sessions: file.sessions.filter((s) => s.tmuxSession !== tmuxName),
+      sessions: [...file.sessions.filter((s) => s.tmuxSession !== entry.tmuxSession), entry],
     }));
     this.adoptedCache = undefined;
   }
@@ -517,37 +523,4 @@ function sameModel(a: Map<string, Session>, b: Map<string, Session>): boolean {
 
 function notFound(node: string, tmuxName: string): ConnectError {
   return new ConnectError(`session ${sessionResourceName(node, tmuxName)} not found`, Code.NotFound);
-}
-
-async function validateCwd(cwd: string): Promise<void> {
-  if (cwd === "")
-    throw new ConnectError("cwd: required (an absolute path of an existing directory)", Code.InvalidArgument);
-  if (Buffer.byteLength(cwd) > MAX_CWD_BYTES || cwd.includes("\0")) {
-    throw new ConnectError(`cwd: longer than ${MAX_CWD_BYTES} bytes or contains NUL`, Code.InvalidArgument);
-  }
-  if (!isAbsolute(cwd))
-    throw new ConnectError(`cwd: ${JSON.stringify(cwd)} is not an absolute path`, Code.InvalidArgument);
-  const info = await stat(cwd).catch(() => undefined);
-  if (!info?.isDirectory()) {
-    throw new ConnectError(`cwd: ${JSON.stringify(cwd)} is not an existing directory`, Code.InvalidArgument);
-  }
-}
-
-function validateCommand(command: readonly string[]): void {
-  if (command.length > MAX_COMMAND_ARGS) {
-    throw new ConnectError(
-      `command: ${command.length} arguments; at most ${MAX_COMMAND_ARGS} are allowed`,
-      Code.InvalidArgument,
-    );
-  }
-  const bytes = command.reduce((n, arg) => n + Buffer.byteLength(arg), 0);
-  if (bytes > MAX_COMMAND_BYTES) {
-    throw new ConnectError(`command: ${bytes} bytes; at most ${MAX_COMMAND_BYTES} are allowed`, Code.InvalidArgument);
-  }
-  if (command.some((arg) => arg.includes("\0"))) {
-    throw new ConnectError("command: arguments must not contain NUL characters", Code.InvalidArgument);
-  }
-  if (command.length > 0 && command[0] === "") {
-    throw new ConnectError("command: the program name (first argument) must not be empty", Code.InvalidArgument);
-  }
 }

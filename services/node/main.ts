@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_HOST, DEFAULT_NODE_PORT, readEnvironment } from "../common/config.js";
 import { createLogger, parseLogLevel } from "../common/log.js";
-import { loadOrCreateToken } from "../common/tokens.js";
+import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine } from "./create-machine.js";
 import { startNodeServer } from "./node-server.js";
 import { createTerminal } from "./terminal/create-terminal.js";
@@ -38,7 +38,12 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
   const port = parsePort(values.port);
   const log = createLogger(`node:${name}`, parseLogLevel(config.logLevel));
   const tokenPath = join(config.home, "node_token");
-  const token = config.nodeToken ? { token: config.nodeToken, created: false } : await loadOrCreateToken(tokenPath);
+  const token = config.nodeToken
+    ? {
+        token: checkToken(config.nodeToken, "STARAGENT_NODE_TOKEN", "unset it to use $STARAGENT_HOME/node_token"),
+        created: false,
+      }
+    : await loadOrCreateToken(tokenPath);
   const { machine, tmux, chat } = createMachine({
     nodeName: name,
     home: config.home,

@@ -36,7 +36,10 @@ export function startNodeServer(options: NodeServerOptions): Promise<RunningServ
     routes: nodeRoutes(options),
     services: [SessionService, ...(options.extraServices ?? [])],
     registry: staragentRegistry(),
-    auth: { tokens: [{ token: options.nodeToken, kind: "node" }] },
+    auth: {
+      tokens: [{ token: options.nodeToken, kind: "node" }],
+      tokenHint: "the node token: $STARAGENT_NODE_TOKEN or $STARAGENT_HOME/node_token on the Node",
+    },
     log: options.log.child("server"),
   });
 }

@@ -22,7 +22,7 @@ import { isRunning, processTree } from "./process-tree.js";
 import { within } from "./within.js";
 
 /** The Hub's user token for these runs. */
-const TOKEN = "compat-token";
+const TOKEN = "compat-token-0123456789";
 /** Codex and opencode take 5 to 16 s to draw their input box; a loaded 2-core CI machine more. */
 const CLI_READY_TIMEOUT_MS = 60_000;
 /** How long StarAgent may take to report a change of state (its goal is well under a second). */

@@ -31,6 +31,16 @@ export interface ServerProcessOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Reuse a home folder (for restart tests); a fresh temporary one otherwise. */
   readonly home?: string;
+  /** A command the process runs under (its argv before node's), e.g. `withoutFilePermissionOverride()`. */
+  readonly wrapper?: readonly string[];
+}
+
+/**
+ * A wrapper that takes away root's power to ignore file permissions (when the tests run as root), so
+ * a process sees `chmod 000` files and read-only folders as any user would. Empty for other users.
+ */
+export function withoutFilePermissionOverride(): string[] {
+  return process.getuid?.() === 0 ? ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--"] : [];
 }
 
 /** Starts `staragent hub|node --port 0` on loopback and waits until it says where it listens. */
@@ -43,10 +53,12 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     ...(options.kind === "hub" ? { STARAGENT_AUTH_TOKEN: options.token } : { STARAGENT_NODE_TOKEN: options.token }),
     ...options.env,
   };
-  const child = spawn(process.execPath, [STARAGENT_BIN, options.kind, "--port", "0", ...(options.args ?? [])], {
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const [program, ...prefix] = [...(options.wrapper ?? []), process.execPath];
+  const child = spawn(
+    program ?? process.execPath,
+    [...prefix, STARAGENT_BIN, options.kind, "--port", "0", ...(options.args ?? [])],
+    { env, stdio: ["ignore", "pipe", "pipe"] },
+  );
   let stdout = "";
   let stderr = "";
   child.stderr?.on("data", (c: Buffer) => {

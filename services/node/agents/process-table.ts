@@ -61,6 +61,8 @@ export function parseStat(pid: number, stat: string, cmdline: Buffer): ProcessIn
   // rest[0] is field 3 (state); ppid is field 4, starttime field 22.
   const ppid = Number(rest[1]);
   const startTicks = Number(rest[19]);
+  // The kernel writes whole numbers there; anything else is not a stat line.
+  if (!Number.isSafeInteger(ppid) || !Number.isSafeInteger(startTicks)) return undefined;
   const argv = cmdline.length > 0 ? cmdline.toString("utf8").replace(/\0+$/, "").split("\0") : [];
   return { pid, ppid, comm: stat.slice(open + 1, close), argv, startTicks };
 }

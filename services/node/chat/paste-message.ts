@@ -16,7 +16,7 @@ const PASTE_ECHO_POLL_MS = 25;
  */
 export async function pasteMessage(tmux: TmuxClient, paneId: string, text: string): Promise<void> {
   const buffer = `staragent-chat-${randomBytes(8).toString("hex")}`;
-  await tmux.run(["load-buffer", "-b", buffer, "-"], text);
+  await tmux.run(["load-buffer", "-b", buffer, "-"], { input: text });
   const before = await screen(tmux, paneId).catch(() => "");
   try {
     await tmux.run(["paste-buffer", "-p", "-d", "-b", buffer, "-t", paneId]);

@@ -85,13 +85,12 @@ export class PtyAttachment {
     const env = { ...options.tmux.environment, TERM: TERMINAL_NAME };
     this.term = pty.spawn(
       options.tmux.tmuxPath,
-      [
-        ...options.tmux.socketArgs,
+      options.tmux.argv([
         "attach-session",
         ...(flags.length > 0 ? ["-f", flags.join(",")] : []),
         "-t",
         sessionTarget(options.session),
-      ],
+      ]),
       { name: TERMINAL_NAME, cols: options.initial.cols, rows: options.initial.rows, env, encoding: null },
     );
     this.flow = new OutputFlowControl({

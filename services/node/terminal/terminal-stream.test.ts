@@ -172,7 +172,7 @@ describe("TerminalStream on a Node", () => {
     await waitFor(async () => (await windowSize("size")) === "110x34", "the window to follow a resize");
     // The user's own terminal attaches (a plain tmux client in a pty).
     const env = { ...tmux.client.environment, TERM: "xterm-256color" };
-    const own = pty.spawn("tmux", [...tmux.client.socketArgs, "attach-session", "-t", "=size"], {
+    const own = pty.spawn("tmux", tmux.client.argv(["attach-session", "-t", "=size"]), {
       cols: 70,
       rows: 20,
       env,

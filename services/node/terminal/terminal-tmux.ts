@@ -1,4 +1,5 @@
-import { FIELD_SEPARATOR, sessionTarget, type TmuxClient, TmuxError } from "../tmux/client.js";
+import { NEXT_COMMAND, sessionTarget, type TmuxClient, TmuxError } from "../tmux/client.js";
+import { type RecordFormat, recordFormat } from "../tmux/format-records.js";
 
 /** A size in cells, as a terminal (a tmux client) sees it. */
 export interface CellSize {
@@ -28,8 +29,19 @@ export interface SessionView {
   readonly statusLines: number;
 }
 
-const CLIENT_FORMAT = ["#{client_pid}", "#{client_tty}", "#{client_flags}"].join(FIELD_SEPARATOR);
-const WINDOW_FORMAT = ["window", "#{window_width}", "#{window_height}", "#{status}"].join(FIELD_SEPARATOR);
+/** The formats of `readSessionView`'s two queries, made fresh for each invocation. */
+export interface SessionViewFormats {
+  readonly clients: RecordFormat;
+  readonly window: RecordFormat;
+}
+
+/** New formats for one `readSessionView` invocation. */
+export function sessionViewFormats(): SessionViewFormats {
+  return {
+    clients: recordFormat(["#{client_pid}", "#{client_tty}", "#{client_flags}"]),
+    window: recordFormat(["#{window_width}", "#{window_height}", "#{status}"]),
+  };
+}
 
 /** The session's window target: its current window, by exact session name. */
 function windowTarget(session: string): string {
@@ -41,6 +53,7 @@ function windowTarget(session: string): string {
  * not exist.
  */
 export async function readSessionView(tmux: TmuxClient, session: string): Promise<SessionView | undefined> {
+  const formats = sessionViewFormats();
   let out: string;
   try {
     out = await tmux.run([
@@ -48,34 +61,32 @@ export async function readSessionView(tmux: TmuxClient, session: string): Promis
       "-t",
       sessionTarget(session),
       "-F",
-      CLIENT_FORMAT,
-      ";",
+      formats.clients.format,
+      NEXT_COMMAND,
       "display-message",
       "-p",
       "-t",
       windowTarget(session),
-      WINDOW_FORMAT,
+      formats.window.format,
     ]);
   } catch (err) {
     if (err instanceof TmuxError && err.isNotFound) return undefined;
     throw err;
   }
-  return parseSessionView(out);
+  return parseSessionView(out, formats);
 }
 
 /** Parses the output of `readSessionView`'s command; exported for tests. */
-export function parseSessionView(out: string): SessionView | undefined {
+export function parseSessionView(out: string, formats: SessionViewFormats): SessionView | undefined {
   const clients: TmuxClientInfo[] = [];
-  let window: { cols: number; rows: number; statusLines: number } | undefined;
-  for (const line of out.split("\n")) {
-    const f = line.split(FIELD_SEPARATOR);
-    if (f[0] === "window" && f.length === 4) {
-      window = { cols: Number(f[1]), rows: Number(f[2]), statusLines: statusLines(f[3] ?? "") };
-    } else if (f.length === 3 && /^\d+$/.test(f[0] ?? "")) {
-      clients.push({ pid: Number(f[0]), tty: f[1] ?? "", ignoreSize: (f[2] ?? "").split(",").includes("ignore-size") });
-    }
+  for (const [pid = "", tty = "", flags = ""] of formats.clients.parse(out)) {
+    if (/^\d+$/.test(pid))
+      clients.push({ pid: Number(pid), tty, ignoreSize: flags.split(",").includes("ignore-size") });
   }
-  if (!window) return undefined;
+  const [cols = "", rows = "", status = ""] = formats.window.parse(out)[0] ?? [];
+  // tmux prints whole numbers here; anything else is no window a terminal can be sized to.
+  if (!/^[1-9]\d{0,5}$/.test(cols) || !/^[1-9]\d{0,5}$/.test(rows)) return undefined;
+  const window = { cols: Number(cols), rows: Number(rows), statusLines: statusLines(status) };
   return {
     clients,
     size: { cols: window.cols, rows: window.rows + window.statusLines },

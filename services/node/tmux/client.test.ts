@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { escapeArgument, sessionTarget, TmuxClient, TmuxError } from "./client.js";
+import { escapeArgument, NEXT_COMMAND, sessionTarget, TmuxClient, TmuxError } from "./client.js";
 
 describe("tmux client helpers", () => {
   it("escapes only a trailing ';', which tmux would read as a command separator", () => {
@@ -20,11 +20,23 @@ describe("tmux client helpers", () => {
     expect(new TmuxError("x", "server exited unexpectedly", 1).isNotFound).toBe(true);
   });
 
-  it("selects its socket with -L and never passes TMUX on", () => {
+  it("selects its socket with -L, forces UTF-8 with -u, and never passes TMUX on", () => {
     const client = new TmuxClient({ socketName: "sock", env: { TMUX: "/tmp/x,1,0", TMUX_PANE: "%1", KEEP: "1" } });
-    expect(client.socketArgs).toEqual(["-L", "sock"]);
+    expect(client.argv(["list-sessions"])).toEqual(["-u", "-L", "sock", "list-sessions"]);
     expect(client.environment).toEqual({ KEEP: "1" });
-    expect(new TmuxClient({ env: {} }).socketArgs).toEqual([]);
+    expect(new TmuxClient({ env: {} }).argv(["list-sessions"])).toEqual(["-u", "list-sessions"]);
+  });
+
+  it("escapes every argument, so only NEXT_COMMAND separates commands", () => {
+    const client = new TmuxClient({ env: {} });
+    expect(client.argv(["display-message", "-p", "x;", NEXT_COMMAND, "kill-server;"])).toEqual([
+      "-u",
+      "display-message",
+      "-p",
+      "x\\;",
+      ";",
+      "kill-server\\;",
+    ]);
   });
 
   it("reports a missing tmux binary as a TmuxError", async () => {

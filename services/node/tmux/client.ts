@@ -4,8 +4,6 @@ import { spawn } from "node:child_process";
 const TMUX_COMMAND_TIMEOUT_MS = 10_000;
 /** Largest output read from one tmux command (bounded captures stay far below it). */
 const TMUX_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
-/** Separates fields in `-F` formats: a control character no session name or path contains. */
-export const FIELD_SEPARATOR = "\x1f";
 
 /**
  * What tmux says when there is no server to ask: none runs, or it exited while the command ran (the
@@ -43,9 +41,30 @@ export interface TmuxClientOptions {
 }
 
 /**
+ * Ends one tmux command and starts the next in the same invocation (tmux's own `;`). Only this value
+ * separates commands: every string argument is escaped, so a `;` in data never does.
+ */
+export const NEXT_COMMAND: unique symbol = Symbol("tmux command separator");
+
+/** One argument of a tmux invocation: a literal string, or the separator between two commands. */
+export type TmuxArgument = string | typeof NEXT_COMMAND;
+
+/** How one tmux command runs, beyond its arguments. */
+export interface TmuxRunOptions {
+  /** Bytes for the command's stdin (`load-buffer -`); stdin is closed when absent. */
+  readonly input?: string | Buffer;
+  /**
+   * The tmux client process's working directory, which tmux takes as a new session's directory when
+   * `-c` is absent. That path never passes through tmux's format expansion (which `-c` does).
+   */
+  readonly cwd?: string;
+}
+
+/**
  * The one way StarAgent talks to tmux: every command is an argument array (never a shell string) on
- * the configured socket. Arguments that tmux's own command parser would read as a command separator
- * (a trailing `;`) are escaped by `escapeArgument`.
+ * the configured socket, with every argument escaped for tmux's own command parser (a trailing `;`
+ * would end the command) and `-u`, so tmux writes UTF-8 and control characters as they are whatever
+ * the locale (without it, under `LANG=C`, tmux prints the field separators of our formats as `_`).
  */
 export class TmuxClient {
   readonly tmuxPath: string;
@@ -61,9 +80,13 @@ export class TmuxClient {
     this.env = env;
   }
 
-  /** The arguments that select this client's server, to prefix any tmux argv (also for node-pty). */
-  get socketArgs(): string[] {
-    return this.socketName === undefined ? [] : ["-L", this.socketName];
+  /**
+   * The full argument vector (after the binary) for `args` on this client's server: what `run` spawns,
+   * and what a pty running `tmux attach-session` must be given so that it follows the same rules.
+   */
+  argv(args: readonly TmuxArgument[]): string[] {
+    const socket = this.socketName === undefined ? [] : ["-L", this.socketName];
+    return ["-u", ...socket, ...args.map((a) => (a === NEXT_COMMAND ? ";" : escapeArgument(a)))];
   }
 
   /** The environment tmux processes run with. */
@@ -72,10 +95,14 @@ export class TmuxClient {
   }
 
   /** Runs `tmux [socket] ...args` and returns its stdout; throws TmuxError on a non-zero exit. */
-  run(args: readonly string[], input?: string | Buffer): Promise<string> {
+  run(args: readonly TmuxArgument[], options: TmuxRunOptions = {}): Promise<string> {
+    const { input, cwd } = options;
+    const command = args.find((a): a is string => typeof a === "string") ?? "";
     return new Promise((resolve, reject) => {
-      const child = spawn(this.tmuxPath, [...this.socketArgs, ...args], {
-        env: this.env,
+      const child = spawn(this.tmuxPath, this.argv(args), {
+        // tmux prefers $PWD over getcwd() when both name the same directory: the path as given.
+        env: cwd === undefined ? this.env : { ...this.env, PWD: cwd },
+        cwd,
         stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
         timeout: TMUX_COMMAND_TIMEOUT_MS,
       });
@@ -88,14 +115,18 @@ export class TmuxClient {
         else out.push(chunk);
       });
       child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
-      child.on("error", (e) => reject(new TmuxError(`cannot run ${this.tmuxPath}: ${e.message}`, e.message, null)));
+      child.on("error", (e) => {
+        // With a cwd, a failed spawn is usually that folder (gone or not enterable), not tmux.
+        const what = cwd === undefined ? `cannot run ${this.tmuxPath}` : `cannot run ${this.tmuxPath} in ${cwd}`;
+        reject(new TmuxError(`${what}: ${e.message}`, e.message, null));
+      });
       child.on("close", (code, signal) => {
         const stderr = Buffer.concat(err).toString("utf8").trim();
         if (code === 0) resolve(Buffer.concat(out).toString("utf8"));
         else
           reject(
             new TmuxError(
-              `tmux ${args[0] ?? ""} failed: ${stderr || (signal ? `killed by ${signal}` : `exit ${code}`)}`,
+              `tmux ${command} failed: ${stderr || (signal ? `killed by ${signal}` : `exit ${code}`)}`,
               stderr,
               code,
             ),
@@ -112,7 +143,7 @@ export class TmuxClient {
    * Runs a query whose failure because no server is running means "nothing there": returns "" then,
    * so listing an empty machine is not an error.
    */
-  async query(args: readonly string[]): Promise<string> {
+  async query(args: readonly TmuxArgument[]): Promise<string> {
     try {
       return await this.run(args);
     } catch (err) {
@@ -124,8 +155,9 @@ export class TmuxClient {
 
 /**
  * Escapes one argument for tmux's command-line parser, which treats any argument ending in `;` as the
- * end of a command (so `["echo", ";", "kill-server"]` would run a second tmux command). A final `;`
- * preceded by a backslash is kept as a literal `;`.
+ * end of a command (so `["echo", ";", "kill-server"]` would run a second tmux command). tmux turns a
+ * final `\;` back into `;`, so every argument comes out as given (`a\;` included). `TmuxClient`
+ * applies it to every argument; only NEXT_COMMAND separates commands.
  */
 export function escapeArgument(arg: string): string {
   return arg.endsWith(";") ? `${arg.slice(0, -1)}\\;` : arg;

@@ -32,16 +32,25 @@ export interface SessionName {
   readonly session: string;
 }
 
-/** Parses `nodes/{node}/sessions/{session}`; INVALID_ARGUMENT naming `field` when malformed. */
+/**
+ * Parses `nodes/{node}/sessions/{session}`; INVALID_ARGUMENT naming `field` when malformed. A tmux
+ * session named otherwise than SESSION_NAME_PATTERN (made by hand) is listed but cannot be addressed:
+ * the error says so, and how to make it addressable.
+ */
 export function parseSessionName(value: string, field = "name"): SessionName {
-  const match = /^nodes\/([^/]+)\/sessions\/([^/]+)$/.exec(value);
+  const match = /^nodes\/([^/]+)\/sessions\/(.+)$/s.exec(value);
   if (!match?.[1] || !match[2]) {
     throw new ConnectError(
       `${field}: ${JSON.stringify(truncate(value))} is not a session name of the form nodes/{node}/sessions/{session}`,
       Code.InvalidArgument,
     );
   }
-  validateSessionName(match[2], field);
+  if (!SESSION_NAME_PATTERN.test(match[2])) {
+    throw new ConnectError(
+      `${field}: ${JSON.stringify(truncate(value))} cannot be addressed: StarAgent reaches only sessions named with letters, digits, '_' and '-' (1 to 64 characters); a tmux session named otherwise is listed but not managed: rename it in tmux (tmux rename-session) to manage it`,
+      Code.InvalidArgument,
+    );
+  }
   if (match[1] !== "-" && !NODE_ID_PATTERN.test(match[1])) {
     throw new ConnectError(
       `${field}: ${JSON.stringify(truncate(match[1]))} is not a valid node id`,

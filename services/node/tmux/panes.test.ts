@@ -1,14 +1,33 @@
 import { describe, expect, it } from "vitest";
-import { FIELD_SEPARATOR } from "./client.js";
-import { activePanes, PANE_FORMAT, type PaneInfo, parsePanes } from "./panes.js";
+import { renderFormat } from "../../../test/support/tmux-format.js";
+import { activePanes, type PaneInfo, paneFormat, parsePanes } from "./panes.js";
+
+/** Characters made-by-hand paths, program names and titles may hold. */
+const ODD = "a\nb\x1fc\x1ed|e\t#{x};";
+
+const format = paneFormat();
+
+/** Whole numbers tmux always prints, so a record with only some fields given is still well formed. */
+const NUMBERS = Object.fromEntries(
+  [
+    "session_created",
+    "session_attached",
+    "session_activity",
+    "window_width",
+    "window_height",
+    "pane_pid",
+    "history_size",
+    "cursor_x",
+    "cursor_y",
+  ].map((f) => [f, "0"]),
+);
 
 function line(fields: Partial<Record<string, string>>): string {
-  const names = PANE_FORMAT.split(FIELD_SEPARATOR).map((f) => f.slice(2, -1));
-  return names.map((n) => fields[n] ?? "").join(FIELD_SEPARATOR);
+  return `${renderFormat(format.format, { ...NUMBERS, ...fields })}\n`;
 }
 
 describe("parsePanes", () => {
-  it("reads every field, and a title holding the separator keeps it", () => {
+  it("reads every field, whatever control characters the values hold", () => {
     const text = `${line({
       session_name: "a",
       session_id: "$1",
@@ -23,16 +42,16 @@ describe("parsePanes", () => {
       pane_id: "%5",
       pane_active: "1",
       pane_pid: "4242",
-      pane_current_command: "node",
-      pane_current_path: "/srv/app",
+      pane_current_command: `node${ODD}`,
+      pane_current_path: `/srv/app${ODD}`,
       pane_dead: "0",
       alternate_on: "1",
       history_size: "12",
       cursor_x: "3",
       cursor_y: "7",
-      pane_title: `left${FIELD_SEPARATOR}right`,
-    })}\n`;
-    const [pane] = parsePanes(text);
+      pane_title: `left${ODD}right`,
+    })}`;
+    const [pane] = parsePanes(text, format);
     expect(pane).toEqual({
       sessionName: "a",
       sessionId: "$1",
@@ -47,25 +66,35 @@ describe("parsePanes", () => {
       paneId: "%5",
       paneActive: true,
       panePid: 4242,
-      paneCurrentCommand: "node",
-      paneCurrentPath: "/srv/app",
+      paneCurrentCommand: `node${ODD}`,
+      paneCurrentPath: `/srv/app${ODD}`,
       paneDead: false,
       alternateOn: true,
       historySize: 12,
       cursorX: 3,
       cursorY: 7,
-      paneTitle: `left${FIELD_SEPARATOR}right`,
+      paneTitle: `left${ODD}right`,
     });
   });
 
-  it("skips empty and short lines", () => {
-    expect(parsePanes(`\nshort${FIELD_SEPARATOR}line\n\n`)).toEqual([]);
+  it("skips a record with anything but a whole number where tmux prints one", () => {
+    expect(parsePanes(line({ session_name: "a", pane_pid: "12x" }) + line({ session_name: "b" }), format)).toHaveLength(
+      1,
+    );
+  });
+
+  it("skips cut records, records of another query and stray text, keeping the records around them", () => {
+    const cut = line({ session_name: "cut" }).slice(0, 40);
+    const foreign = renderFormat(paneFormat().format, { session_name: "foreign" });
+    const text = `junk\n${line({ session_name: "a" })}${cut}${foreign}\n${line({ session_name: "b" })}\n\n`;
+    expect(parsePanes(text, format).map((p) => p.sessionName)).toEqual(["a", "b"]);
+    expect(parsePanes("", format)).toEqual([]);
   });
 });
 
 describe("activePanes", () => {
   const pane = (session: string, id: string, windowActive: boolean, paneActive: boolean): PaneInfo =>
-    ({ ...parsePanes(line({ session_name: session, pane_id: id }))[0], windowActive, paneActive }) as PaneInfo;
+    ({ ...parsePanes(line({ session_name: session, pane_id: id }), format)[0], windowActive, paneActive }) as PaneInfo;
 
   it("picks the active pane of the active window per session", () => {
     const chosen = activePanes([

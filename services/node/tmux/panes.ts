@@ -1,4 +1,5 @@
-import { FIELD_SEPARATOR, type TmuxClient } from "./client.js";
+import type { TmuxClient } from "./client.js";
+import { type RecordFormat, recordFormat } from "./format-records.js";
 
 /** The tmux session option in which StarAgent marks sessions it created (kept by tmux itself). */
 export const ORIGIN_OPTION = "@staragent-origin";
@@ -54,21 +55,28 @@ const PANE_FIELDS = [
   "history_size",
   "cursor_x",
   "cursor_y",
-  // Last: a title may contain anything, so it takes the rest of the line.
   "pane_title",
 ] as const;
 
-/** The `-F` format for PANE_FIELDS. */
-export const PANE_FORMAT = PANE_FIELDS.map((f) => `#{${f}}`).join(FIELD_SEPARATOR);
+/** The number of values a pane record holds. */
+export const PANE_FIELD_COUNT = PANE_FIELDS.length;
 
-/** Parses `list-panes -a -F PANE_FORMAT` output; malformed lines are skipped. */
-export function parsePanes(output: string): PaneInfo[] {
+/** A fresh `-F` format for PANE_FIELDS (each query frames its records with a nonce of its own). */
+export function paneFormat(): RecordFormat {
+  return recordFormat(PANE_FIELDS.map((f) => `#{${f}}`));
+}
+
+/** Fields tmux always prints as whole numbers; a record with anything else there is skipped. */
+const NUMERIC_FIELDS = [2, 3, 4, 8, 9, 12, 17, 18, 19] as const;
+
+/**
+ * Parses `list-panes -a -F format.format` output. Malformed records (cut, foreign, or with anything
+ * but a whole number where tmux prints one) are skipped, so no NaN ever reaches a Session.
+ */
+export function parsePanes(output: string, format: RecordFormat): PaneInfo[] {
   const panes: PaneInfo[] = [];
-  for (const line of output.split("\n")) {
-    if (line === "") continue;
-    const f = line.split(FIELD_SEPARATOR);
-    if (f.length < PANE_FIELDS.length) continue;
-    const title = f.slice(PANE_FIELDS.length - 1).join(FIELD_SEPARATOR);
+  for (const f of format.parse(output)) {
+    if (!NUMERIC_FIELDS.every((i) => /^-?\d{1,15}$/.test(f[i] ?? ""))) continue;
     panes.push({
       sessionName: f[0] ?? "",
       sessionId: f[1] ?? "",
@@ -90,7 +98,7 @@ export function parsePanes(output: string): PaneInfo[] {
       historySize: Number(f[17]),
       cursorX: Number(f[18]),
       cursorY: Number(f[19]),
-      paneTitle: title,
+      paneTitle: f[20] ?? "",
     });
   }
   return panes;
@@ -98,7 +106,8 @@ export function parsePanes(output: string): PaneInfo[] {
 
 /** Lists every pane of every session on the client's server ([] when no server runs). */
 export async function listPanes(tmux: TmuxClient): Promise<PaneInfo[]> {
-  return parsePanes(await tmux.query(["list-panes", "-a", "-F", PANE_FORMAT]));
+  const format = paneFormat();
+  return parsePanes(await tmux.query(["list-panes", "-a", "-F", format.format]), format);
 }
 
 /**
@@ -128,7 +137,7 @@ export function paneStamp(pane: PaneInfo): string {
     pane.cursorX,
     pane.cursorY,
     pane.paneTitle,
-  ].join(FIELD_SEPARATOR);
+  ].join("\0");
 }
 
 /** The pane a session shows: the active pane of its active window (first pane as a fallback). */

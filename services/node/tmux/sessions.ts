@@ -1,4 +1,5 @@
-import { escapeArgument, sessionTarget, type TmuxClient } from "./client.js";
+import { NEXT_COMMAND, sessionTarget, type TmuxClient } from "./client.js";
+import { SESSION_NAME_PATTERN } from "./names.js";
 import { ORIGIN_OPTION } from "./panes.js";
 
 /**
@@ -24,26 +25,34 @@ export interface NewSessionOptions {
 /**
  * Creates a detached session and marks its origin, in one tmux invocation so no observer sees the
  * session unmarked. Throws TmuxError (with "duplicate session" in stderr when the name is taken).
+ *
+ * The directory is the tmux client's own working directory, never `-c`: tmux expands `-c` as a format
+ * (a folder named `#(cmd)` would run `cmd`, one named `#{pid}` would start elsewhere, and `##[`
+ * cannot even be escaped), while a process's working directory is just a path. The name is also
+ * expanded by tmux (`-s`), so only names of SESSION_NAME_PATTERN, which hold no `#`, are accepted.
  */
 export async function newSession(tmux: TmuxClient, options: NewSessionOptions): Promise<void> {
+  if (!SESSION_NAME_PATTERN.test(options.name))
+    throw new Error(`not a session name StarAgent creates: ${options.name}`);
   const size = options.cols && options.rows ? ["-x", String(options.cols), "-y", String(options.rows)] : [];
   const argv = options.command.length > 0 ? [...EXEC_ARGV_PREFIX, ...options.command] : [];
-  await tmux.run([
-    "new-session",
-    "-d",
-    "-s",
-    options.name,
-    "-c",
-    options.cwd,
-    ...size,
-    ...(argv.length > 0 ? ["--", ...argv.map(escapeArgument)] : []),
-    ";",
-    "set-option",
-    "-t",
-    `${sessionTarget(options.name)}:`,
-    ORIGIN_OPTION,
-    options.origin,
-  ]);
+  await tmux.run(
+    [
+      "new-session",
+      "-d",
+      "-s",
+      options.name,
+      ...size,
+      ...(argv.length > 0 ? ["--", ...argv] : []),
+      NEXT_COMMAND,
+      "set-option",
+      "-t",
+      `${sessionTarget(options.name)}:`,
+      ORIGIN_OPTION,
+      options.origin,
+    ],
+    { cwd: options.cwd },
+  );
 }
 
 /** Kills a session by exact name. Throws TmuxError (isNotFound) when it does not exist. */

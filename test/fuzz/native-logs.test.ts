@@ -1,0 +1,236 @@
+import { mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readLinesBackward, readLinesForward } from "../../services/node/agents/backward-lines.js";
+import { readLiveState } from "../../services/node/agents/claude/sessions-file.js";
+import { claudeTranscriptReducer } from "../../services/node/agents/claude/transcript.js";
+import { codexRolloutReducer } from "../../services/node/agents/codex/rollout.js";
+import { readSessionMetaCwd } from "../../services/node/agents/codex/rollout-finder.js";
+import { type JsonRecord, type LifecycleReducer, parseRecord } from "../../services/node/agents/log-follower.js";
+import { queryTurn } from "../../services/node/agents/opencode/opencode-db.js";
+import { fixtureFiles, fuzz, mutateJson, mutateJsonl, mutateText, type Random } from "./fuzz.js";
+
+const AGENTS = join(import.meta.dirname, "../../services/node/agents");
+/** A live state file as Claude Code 2.1.x writes it (FORMATS.md). */
+const LIVE_STATE = {
+  pid: 4242,
+  sessionId: "5f0c2a6e-8d7b-4c1e-9a3f-2b6d8e4f1a7c",
+  cwd: "/home/me/proj",
+  startedAt: 1771056600000,
+  status: "waiting",
+  waitingFor: "permission prompt",
+  updatedAt: 1771056610000,
+  tmux: "work:@1.%1",
+};
+const TURNS = ["active", "completed", "interrupted", "none"];
+
+/**
+ * Replays `text` as the log follower does, both ways: backward from the end to the record that
+ * opens a turn (then oldest first), and forward from the start. Returns both states.
+ */
+function replay<S>(reducer: LifecycleReducer<S>, text: string): [S, S] {
+  const records = text
+    .split("\n")
+    .map((line) => parseRecord(line))
+    .filter((r): r is JsonRecord => r !== undefined);
+  let forward = reducer.initial();
+  for (const record of records) forward = reducer.apply(forward, record);
+  const newestFirst: JsonRecord[] = [];
+  for (let i = records.length - 1; i >= 0; i--) {
+    const record = records[i] as JsonRecord;
+    newestFirst.push(record);
+    if (reducer.opensTurn(record)) break;
+  }
+  let backward = reducer.initial();
+  for (let i = newestFirst.length - 1; i >= 0; i--) backward = reducer.apply(backward, newestFirst[i] as JsonRecord);
+  return [forward, backward];
+}
+
+/** The JSONL fixtures of one CLI. */
+function jsonlFixtures(cli: string): string[] {
+  return fixtureFiles([join(AGENTS, cli, "fixtures")], ".jsonl").map(([, text]) => text);
+}
+
+describe("fuzz: native logs", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "sa-fuzz-logs-"));
+    await mkdir(join(dir, "sessions"));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("Claude Code transcripts: the reducer never throws and always names a turn", async () => {
+    const fixtures = jsonlFixtures("claude");
+    await fuzz(
+      "claude transcript",
+      (r) => mutateJsonl(r, r.pick(fixtures)),
+      (text) => {
+        for (const state of replay(claudeTranscriptReducer, text)) {
+          expect(TURNS).toContain(state.turn);
+          expect(typeof state.promptUuid).toBe("string");
+          expect(state.pending.every((p) => typeof p.id === "string" && typeof p.name === "string")).toBe(true);
+        }
+      },
+    );
+  });
+
+  it("Codex rollouts: the reducer never throws and always names a turn", async () => {
+    const fixtures = jsonlFixtures("codex");
+    await fuzz(
+      "codex rollout",
+      (r) => mutateJsonl(r, r.pick(fixtures)),
+      (text) => {
+        for (const state of replay(codexRolloutReducer, text)) {
+          expect(TURNS).toContain(state.turn);
+          expect(typeof state.completionId).toBe("string");
+          expect(state.pendingCalls.every((c) => typeof c === "string")).toBe(true);
+        }
+      },
+    );
+  });
+
+  it("opencode rows: the query never throws, whatever the rows' JSON holds", async () => {
+    const rows = jsonlFixtures("opencode")
+      .flatMap((text) => text.split("\n"))
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as { table: string; row: Record<string, unknown> });
+    const db = new Database(":memory:");
+    db.exec(`CREATE TABLE session (id TEXT, project_id TEXT, parent_id TEXT, slug TEXT, directory TEXT,
+      title TEXT, version TEXT, time_created INTEGER, time_updated INTEGER, time_compacting INTEGER, time_archived INTEGER);
+      CREATE TABLE message (id TEXT, session_id TEXT, time_created INTEGER, time_updated INTEGER, data TEXT);
+      CREATE TABLE part (id TEXT, message_id TEXT, session_id TEXT, time_created INTEGER, time_updated INTEGER, data TEXT);`);
+    const columns: Record<string, string[]> = {
+      session: ["id", "parent_id", "directory", "time_updated"],
+      message: ["id", "session_id", "time_created", "data"],
+      part: ["id", "message_id", "data"],
+    };
+    try {
+      await fuzz(
+        "opencode rows",
+        (r) => opencodeRows(r, rows),
+        (picked) => {
+          for (const table of ["session", "message", "part"]) db.exec(`DELETE FROM ${table}`);
+          for (const { table, values } of picked) {
+            const keys = columns[table] ?? [];
+            db.prepare(`INSERT INTO ${table} (${keys.join(", ")}) VALUES (${keys.map(() => "?").join(", ")})`).run(
+              ...keys.map((k) => values[k] ?? null),
+            );
+          }
+          const state = queryTurn(db, "/home/me/proj");
+          expect(TURNS).toContain(state.turn);
+        },
+      );
+    } finally {
+      db.close();
+    }
+  });
+
+  it("the backward line reader returns exactly the complete lines, newest first, for any bytes and block size", async () => {
+    const path = join(dir, "lines.bin");
+    await fuzz(
+      "backward lines",
+      (r) => ({ bytes: linesOfBytes(r), block: 1 + r.int(48) }),
+      async ({ bytes, block }) => {
+        await writeFile(path, bytes);
+        const file = await open(path, "r");
+        try {
+          const seen: string[] = [];
+          const result = await readLinesBackward(
+            file,
+            bytes.length,
+            (line) => {
+              seen.push(line.toString("latin1"));
+              return false;
+            },
+            { blockBytes: block },
+          );
+          const text = bytes.toString("latin1");
+          const lastNewline = text.lastIndexOf("\n");
+          const complete =
+            lastNewline < 0
+              ? []
+              : text
+                  .slice(0, lastNewline)
+                  .split("\n")
+                  .filter((l) => l !== "");
+          expect(seen).toEqual([...complete].reverse());
+          expect(result.end).toBe(lastNewline + 1);
+          const forward = await readLinesForward(file, 0, bytes.length);
+          expect(forward.lines.map((l) => l.toString("latin1"))).toEqual(complete);
+          expect(forward.end).toBe(lastNewline + 1);
+        } finally {
+          await file.close();
+        }
+      },
+    );
+  });
+
+  it("Claude Code's live state file: never throws, answers only well-formed states", async () => {
+    const pid = LIVE_STATE.pid;
+    await fuzz(
+      "claude sessions file",
+      (r) => (r.chance(0.7) ? JSON.stringify(mutateJson(r, LIVE_STATE)) : mutateText(r, JSON.stringify(LIVE_STATE))),
+      async (text) => {
+        await writeFile(join(dir, "sessions", `${pid}.json`), text);
+        const state = await readLiveState(dir, pid);
+        const wellFormed =
+          state === undefined ||
+          (["idle", "busy", "waiting", ""].includes(state.status) && /^[A-Za-z0-9_-]{1,128}$/.test(state.sessionId));
+        expect(wellFormed).toBe(true);
+      },
+    );
+  });
+
+  it("a Codex rollout's first line: the cwd reader never throws", async () => {
+    const fixtures = jsonlFixtures("codex");
+    const path = join(dir, "rollout.jsonl");
+    await fuzz(
+      "codex session meta",
+      (r) => mutateJsonl(r, r.pick(fixtures)),
+      async (text) => {
+        await writeFile(path, text);
+        expect(typeof (await readSessionMetaCwd(path))).toBe("string");
+      },
+    );
+  });
+});
+
+/** Rows for opencode's tables: the fixture's rows with their JSON and columns mutated, some dropped or doubled. */
+function opencodeRows(
+  r: Random,
+  rows: ReadonlyArray<{ table: string; row: Record<string, unknown> }>,
+): Array<{ table: string; values: Record<string, string | number | null> }> {
+  const out: Array<{ table: string; values: Record<string, string | number | null> }> = [];
+  for (const { table, row } of rows) {
+    if (r.chance(0.1)) continue;
+    const copies = r.chance(0.1) ? 2 : 1;
+    for (let c = 0; c < copies; c++) {
+      const values: Record<string, string | number | null> = {};
+      for (const [key, value] of Object.entries(row)) {
+        if (key === "data") {
+          values.data = r.chance(0.6)
+            ? JSON.stringify(mutateJson(r, value))
+            : r.chance(0.5)
+              ? mutateText(r, JSON.stringify(value))
+              : JSON.stringify(value);
+        } else if (typeof value === "string" || typeof value === "number" || value === null) {
+          values[key] = r.chance(0.1) ? r.pick([null, "", -1, r.text(20)]) : value;
+        }
+      }
+      out.push({ table, values });
+    }
+  }
+  return out;
+}
+
+/** Random bytes with newlines scattered through them (and now and then none at all). */
+function linesOfBytes(r: Random): Buffer {
+  const bytes = r.bytes(600);
+  const newlines = r.chance(0.1) ? 0 : r.int(bytes.length / 4 + 1);
+  for (let i = 0; i < newlines && bytes.length > 0; i++) bytes[r.int(bytes.length)] = 0x0a;
+  return bytes;
+}
