@@ -45,8 +45,11 @@ interface FixtureCase {
 const PID = 424242;
 const HOUR_MS = 3_600_000;
 const FIXTURE_CWD = "/home/me/proj";
-/** A time before every row of the opencode fixtures. */
-const OPENCODE_ROWS_EPOCH_MS = Date.UTC(2026, 0, 1);
+/**
+ * When the fixtures' CLI process started: before every record in them (their records carry their own
+ * times, and a turn opened before the process started belongs to an earlier run).
+ */
+const FIXTURE_PROCESS_START_MS = Date.UTC(2025, 0, 1);
 const temps: string[] = [];
 
 afterAll(async () => {
@@ -70,9 +73,7 @@ for (const { cli, module, argv } of CLIS) {
         const home = await mkdtemp(join(tmpdir(), `sa-fixture-${cli}-`));
         temps.push(home);
         const cwd = fixture.cwd ?? FIXTURE_CWD;
-        // opencode rows carry their own (2026-02) times; the logs written here are "now".
-        const before = cli === "opencode" ? OPENCODE_ROWS_EPOCH_MS : Date.now() - HOUR_MS;
-        const processStart = new Date(fixture.logOlderThanProcess ? Date.now() + HOUR_MS : before);
+        const processStart = new Date(fixture.logOlderThanProcess ? Date.now() + HOUR_MS : FIXTURE_PROCESS_START_MS);
         await placeNativeState(cli, dir, home, fixture, processStart);
         const screen = await screenText(dir, fixture.screen);
         const context = makeContext({ home, cwd, argv, title: fixture.title ?? "", screen, processStart });
@@ -202,5 +203,7 @@ function makeContext(options: {
     processStart: options.processStart,
     env: async () => ({ HOME: options.home }),
     screen: async () => options.screen,
+    visibleScreen: async () => `${options.title}\n${options.screen}`,
+    siblings: [],
   };
 }

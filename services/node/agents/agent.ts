@@ -35,6 +35,21 @@ export interface AgentContext {
    * Pass 0 when the native state just changed and a prompt may have appeared with it.
    */
   readonly screen: (maxAgeMs?: number) => Promise<string>;
+  /**
+   * The pane's title and its whole visible screen, ANSI stripped, from the same cached read as
+   * `screen`: where prompts typed into the pane show, for telling which native log is this pane's.
+   */
+  readonly visibleScreen: (maxAgeMs?: number) => Promise<string>;
+  /**
+   * The other panes in the same folder (`pane_current_path`) whose CLI this module recognised: several
+   * instances of one CLI in a folder must each be bound to their own native state.
+   */
+  readonly siblings: readonly ProcessInfo[];
+}
+
+/** The identity of a CLI process across polls: its pid and start time (a reused pid differs). */
+export function processKey(process: ProcessInfo): string {
+  return `${process.pid}:${process.startTicks}`;
 }
 
 /** A visible question on screen. */
