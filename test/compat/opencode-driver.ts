@@ -45,7 +45,9 @@ const TITLE_REQUEST_MARK = "You are a title generator";
  * `~/.config/opencode/`: with such a file opencode ran an npm install from the public registry.
  */
 export const opencodeDriver: CliDriver = {
-  sessionId: "compat-opencode",
+  sessionPrefix: "compat-opencode",
+  bin: OPENCODE_BIN,
+  version: "1.18.33",
   label: "opencode 1.18.33",
   cli: Cli.OPENCODE,
   model: OPENCODE_MODEL,
@@ -56,18 +58,20 @@ export const opencodeDriver: CliDriver = {
     const home = await mkdtemp(join(tmpdir(), "sa-compat-opencode-home-"));
     const cwd = await realpath(await mkdtemp(join(tmpdir(), "sa-compat-opencode-work-")));
     await writeFile(join(home, ".npmrc"), `registry=${CLOSED_LOOPBACK_REGISTRY}\n`);
+    const command = [
+      "env",
+      ...CLEARED_VARIABLES.flatMap((v) => ["-u", v]),
+      `HOME=${home}`,
+      `OPENCODE_CONFIG_CONTENT=${JSON.stringify(opencodeConfig(mockBaseUrl))}`,
+      `npm_config_registry=${CLOSED_LOOPBACK_REGISTRY}`,
+      ...OFFLINE_SWITCHES,
+      OPENCODE_BIN,
+    ];
     return {
       home,
       cwd,
-      command: [
-        "env",
-        ...CLEARED_VARIABLES.flatMap((v) => ["-u", v]),
-        `HOME=${home}`,
-        `OPENCODE_CONFIG_CONTENT=${JSON.stringify(opencodeConfig(mockBaseUrl))}`,
-        `npm_config_registry=${CLOSED_LOOPBACK_REGISTRY}`,
-        ...OFFLINE_SWITCHES,
-        OPENCODE_BIN,
-      ],
+      command,
+      resumeCommand: [...command, "--continue"],
       backgroundPids: () => [],
       cleanup: async () => {
         await rm(home, { recursive: true, force: true });
@@ -95,6 +99,9 @@ export const opencodeDriver: CliDriver = {
       "opencode to ask for a second Escape",
       INTERRUPT_CONFIRM_TIMEOUT_MS,
     );
+    await tmux.run("send-keys", "-t", target, "Escape");
+  },
+  async cancelApproval(tmux, target) {
     await tmux.run("send-keys", "-t", target, "Escape");
   },
 };

@@ -29,6 +29,10 @@ interface FixtureCase {
   readonly cwd?: string;
   readonly seen?: string;
   readonly logOlderThanProcess?: boolean;
+  /** claude: the sessions file's status changed after the transcript's last record (statusUpdatedAt). */
+  readonly statusChangedAfterLog?: boolean;
+  /** The native log was last written a minute ago (it has been quiet). */
+  readonly logQuiet?: boolean;
   /** opencode: rewrite the newest assistant message as finished or failed. */
   readonly finishNewest?: string;
   readonly errorNewest?: string;
@@ -109,12 +113,13 @@ async function placeNativeState(
       await mkdir(join(home, ".claude", "sessions"), { recursive: true });
       const body = { pid: PID, sessionId, cwd: FIXTURE_CWD, startedAt: processStart.getTime(), version: "2.1.332" };
       const waiting = fixture.sessions === "waiting" ? { waitingFor: "permission prompt" } : {};
+      const changed = fixture.statusChangedAfterLog ? { statusUpdatedAt: Date.now() } : {};
       await writeFile(
         join(home, ".claude", "sessions", `${PID}.json`),
-        JSON.stringify({ ...body, status: fixture.sessions, ...waiting }),
+        JSON.stringify({ ...body, status: fixture.sessions, ...waiting, ...changed }),
       );
     }
-    if (fixture.log && fixture.sessions === "idle") {
+    if (fixture.log && (fixture.sessions === "idle" || fixture.logQuiet)) {
       // Settled: the transcript has been quiet for a while, as after a real turn end.
       const past = new Date(Date.now() - 60_000);
       await utimes(join(projects, `${sessionId}.jsonl`), past, past);

@@ -15,6 +15,18 @@ export const SCREEN_RECHECK_MS = 1_000;
  */
 export const PROCESS_START_SLACK_MS = 1_000;
 
+/**
+ * Slack when deciding that a turn opened before its process started (a resumed conversation's last
+ * turn): start times are exact to a clock tick (10 ms) and a CLI takes seconds to take its first
+ * prompt, so a turn opened more than this before the start was an earlier process's.
+ */
+export const TURN_BEFORE_START_SLACK_MS = 250;
+
+/** True when a turn opened at `openedAtMs` (0: unknown) belongs to a run before `processStart`. */
+export function openedBeforeStart(openedAtMs: number, processStart: Date): boolean {
+  return openedAtMs > 0 && openedAtMs < processStart.getTime() - TURN_BEFORE_START_SLACK_MS;
+}
+
 /** True when a native log written at `mtimeMs` can describe a process started at `processStart`. */
 export function writtenSince(mtimeMs: number, processStart: Date): boolean {
   return mtimeMs >= processStart.getTime() - PROCESS_START_SLACK_MS;

@@ -5,6 +5,7 @@ import {
   type AgentModule,
   type AgentSignals,
   observeSafely,
+  openedBeforeStart,
   PROCESS_START_SLACK_MS,
   type PromptSignal,
   processKey,
@@ -113,10 +114,7 @@ export class ClaudeModule implements AgentModule {
     const log = bound.path ? await this.transcripts.read(bound.path) : undefined;
     const fresh = log && writtenSince(log.mtimeMs, processStart) ? log : undefined;
     // A turn opened before this process started belongs to an earlier run (a resumed conversation).
-    const earlier =
-      fresh !== undefined &&
-      fresh.state.promptAt > 0 &&
-      fresh.state.promptAt < processStart.getTime() - PROCESS_START_SLACK_MS;
+    const earlier = fresh !== undefined && openedBeforeStart(fresh.state.promptAt, processStart);
     const state: ClaudeTurnState | undefined = earlier ? undefined : fresh?.state;
     const details: string[] = [];
     if (live) details.push(`sessions/${process.pid}.json: ${live.status || "unknown"}`);

@@ -5,6 +5,7 @@ import {
   type AgentModule,
   type AgentSignals,
   observeSafely,
+  openedBeforeStart,
   PROCESS_START_SLACK_MS,
   processKey,
   writtenSince,
@@ -89,10 +90,7 @@ export class CodexModule implements AgentModule {
     const log = path ? await this.rollouts.read(path) : undefined;
     const fresh = log && writtenSince(log.mtimeMs, processStart) ? log : undefined;
     // A turn started before this process belongs to an earlier run (`codex resume`).
-    const earlier =
-      fresh !== undefined &&
-      fresh.state.turnStartedAt > 0 &&
-      fresh.state.turnStartedAt < processStart.getTime() - PROCESS_START_SLACK_MS;
+    const earlier = fresh !== undefined && openedBeforeStart(fresh.state.turnStartedAt, processStart);
     const state = earlier ? undefined : fresh?.state;
     const title = codexTitleSignal(pane.paneTitle);
     const details: string[] = [

@@ -6,6 +6,7 @@ import {
   type AgentModule,
   type AgentSignals,
   observeSafely,
+  openedBeforeStart,
   PROCESS_START_SLACK_MS,
   processKey,
   writtenSince,
@@ -72,10 +73,7 @@ export class OpencodeModule implements AgentModule {
     const read = bound.id ? await this.db.readSession(path, bound.id) : undefined;
     const current = read && read.sessionId !== "" && writtenSince(read.updatedMs, processStart) ? read : undefined;
     // A turn opened before this process started belongs to an earlier run (`--continue`, `--session`).
-    const earlier =
-      current !== undefined &&
-      current.userMessageAt > 0 &&
-      current.userMessageAt < processStart.getTime() - PROCESS_START_SLACK_MS;
+    const earlier = current !== undefined && openedBeforeStart(current.userMessageAt, processStart);
     const state = earlier ? undefined : current;
     const details = [
       current
