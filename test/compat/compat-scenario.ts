@@ -304,12 +304,15 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         const texts = (messages: readonly ChatMessage[], role: ChatRole) =>
           messages.filter((m) => m.role === role).map((m) => m.text.trim());
         let last: readonly ChatMessage[] = [];
+        // The native state can say "done" a moment before the TUI has drawn the whole reply.
         const messages = await waitFor(
           async () => {
             last = (await hub.getChat({ name: inst.name })).messages;
-            return texts(last, ChatRole.USER).includes(toolPrompt) ? last : undefined;
+            const drawn =
+              texts(last, ChatRole.USER).includes(toolPrompt) && texts(last, ChatRole.ASSISTANT).includes(REPLY_DONE);
+            return drawn ? last : undefined;
           },
-          "the typed prompt as a user message in GetChat",
+          "the typed prompt and the model's reply in GetChat",
           STATUS_TIMEOUT_MS,
         ).catch(async (err: Error) => {
           throw new Error(`${err.message}\nlast GetChat: ${describeChat(last)}\n${await describeAll()}`);

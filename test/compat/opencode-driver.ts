@@ -31,8 +31,10 @@ const CLEARED_VARIABLES = [
   "OPENCODE_CONFIG_DIR",
   "OPENAI_API_KEY",
 ];
-/** The input placeholder opencode draws once it takes input. */
+/** The input placeholder opencode draws once it takes input on a new session. */
 const READY_PLACEHOLDER = "Ask anything";
+/** The footer of a session's view (a resumed session shows its conversation, no placeholder). */
+const READY_SESSION_FOOTER = "ctrl+p commands";
 /** The footer after the first Escape of a running turn: a second one interrupts it. */
 const INTERRUPT_CONFIRM = "esc again to interrupt";
 /** How long opencode may take to ask for the second Escape. */
@@ -79,7 +81,7 @@ export const opencodeDriver: CliDriver = {
       },
     };
   },
-  isReady: (screen) => screen.includes(READY_PLACEHOLDER),
+  isReady: (screen) => screen.includes(READY_PLACEHOLDER) || screen.includes(READY_SESSION_FOOTER),
   approvalToolCall: (command) => ({
     name: "bash",
     arguments: { command, description: "Write the compat check's marker file" },

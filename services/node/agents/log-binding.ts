@@ -53,7 +53,8 @@ interface Remembered {
  * the same directory, pre-2.1 Claude Codes two transcripts in one project folder). In order:
  *
  * 1. a log the CLI names itself (live state file, `--resume <id>`) is the process's;
- * 2. the only instance in its folder writes the folder's newest log (what every CLI did before);
+ * 2. the only instance in its folder writes the folder's newest log (what every CLI did before), not
+ *    counting logs bound to another process (an instance that has exited);
  * 3. otherwise a log is the process's once its newest prompt shows on the process's pane and on no
  *    other: each prompt is typed into one pane. Logs bound to a sibling are never candidates, and a
  *    binding sticks until a newer log shows its prompt on this pane (`/clear`, `/new`);
@@ -62,6 +63,8 @@ interface Remembered {
  */
 export class LogBinder {
   private readonly bindings = new Map<string, Remembered>();
+  /** Per log, the process last bound to it: another process's log is never a folder's "newest" for this one. */
+  private readonly owners = new Map<string, string>();
   /** Per process: the candidates whose prompt was looked for and not found, by key and write time. */
   private readonly rejected = new Map<string, Map<string, number>>();
 
@@ -73,7 +76,8 @@ export class LogBinder {
       return { ...request.explicit, screenRead: false };
     }
     if (request.siblings.length === 0) {
-      const newest = newestOf(candidates);
+      // A log another process wrote (a sibling that has exited) is never this one's by recency.
+      const newest = newestOf(candidates.filter((c) => (this.owners.get(c.key) ?? process) === process));
       if (!newest) return { key: undefined, how: "no log written since it started", screenRead: false };
       const how = "the folder's newest log, the only instance there";
       this.remember(process, { key: newest.key, how, updatedMs: newest.updatedMs });
@@ -131,6 +135,9 @@ export class LogBinder {
     this.bindings.delete(process);
     this.bindings.set(process, binding);
     trim(this.bindings);
+    this.owners.delete(binding.key);
+    this.owners.set(binding.key, process);
+    trim(this.owners);
   }
 }
 

@@ -7,6 +7,8 @@ import { objectField, stringField } from "../record-fields.js";
 const RECENT_MESSAGES = 16;
 /** Database connections kept open (one per data folder in use). */
 const MAX_OPEN_DATABASES = 16;
+/** The error a tool call gets when the user rejects its permission (1.18: "The user rejected permission to use this specific tool call."). */
+const REJECTED = /\brejected permission\b/i;
 /** Root sessions of one folder considered as a pane's own (the most recently updated). */
 const MAX_CANDIDATE_SESSIONS = 16;
 /** How long a read waits for a writer's lock before giving up (the previous state is kept then). */
@@ -198,7 +200,12 @@ export function queryTurn(db: Database.Database, sessionId: string): OpencodeTur
   }
   const finish = stringField(newest.data, "finish");
   const completed = objectField(newest.data, "time")?.completed;
-  const toolRunning = runningTool(db, newest.id);
+  const tools = toolStates(db, newest.id);
+  const toolRunning = tools.some((t) => t.status === "pending" || t.status === "running");
+  // Esc on the permission dialog rejects the call and stops the turn: nothing follows `tool-calls`.
+  if (finish === "tool-calls" && !toolRunning && tools.some((t) => t.status === "error" && REJECTED.test(t.error))) {
+    return { ...turnBase, turn: "interrupted", decidedBy: "permission rejected" };
+  }
   if (finish !== "tool-calls" && (finish !== "" || completed !== undefined) && !toolRunning) {
     return { ...turnBase, turn: "completed", decidedBy: `finish ${finish}` };
   }
@@ -210,12 +217,14 @@ export function queryTurn(db: Database.Database, sessionId: string): OpencodeTur
   };
 }
 
-function runningTool(db: Database.Database, messageId: string): boolean {
+/** The state of each tool part of a message. */
+function toolStates(db: Database.Database, messageId: string): { status: string; error: string }[] {
   const parts = db.prepare("SELECT data FROM part WHERE message_id = ?").all(messageId) as { data: string }[];
-  return parts.some((p) => {
-    const part = parseRecord(p.data);
-    if (stringField(part, "type") !== "tool") return false;
-    const status = stringField(objectField(part, "state"), "status");
-    return status === "pending" || status === "running";
-  });
+  return parts
+    .map((p) => parseRecord(p.data))
+    .filter((part) => stringField(part, "type") === "tool")
+    .map((part) => {
+      const state = objectField(part, "state");
+      return { status: stringField(state, "status"), error: stringField(state, "error") };
+    });
 }
