@@ -82,15 +82,14 @@ const CLAUDE_STEPS: readonly CliStep[] = [
       const answer = step.mock.enqueue({ text: "Red it is.", hold: true });
       await step.type(`ask me which color to use ${step.instance.sessionId}`);
       await within(ask.requested, MODEL_REQUEST_TIMEOUT_MS, "Claude Code to ask the model");
-      const asking = await step.expect(
+      await step.expect(
         "question asked",
-        (s) => s.status === SessionStatus.REVIEW && s.statusReason === StatusReason.INPUT_PROMPT,
+        (s) =>
+          s.status === SessionStatus.REVIEW &&
+          s.statusReason === StatusReason.INPUT_PROMPT &&
+          s.promptKind === PromptKind.QUESTION &&
+          s.prompt === QUESTION,
       );
-      if (asking.promptKind !== PromptKind.QUESTION || asking.prompt !== QUESTION) {
-        throw new Error(
-          `expected the question ${JSON.stringify(QUESTION)}, got ${PromptKind[asking.promptKind]} ${JSON.stringify(asking.prompt)}`,
-        );
-      }
       // The first option is selected: Enter answers "Red".
       await answerDialog(step.tmux, step.instance.target, QUESTION, "Enter");
       const request = await within(answer.requested, MODEL_REQUEST_TIMEOUT_MS, "the answer to reach the model");

@@ -195,9 +195,19 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       expect(session.completionId).toBe("");
     };
 
+    /**
+     * The mock's queue for a step that starts a new prompt: replies an earlier step queued and no
+     * request took (it failed half-way) must not answer this step's requests.
+     */
+    const queueFor = () => {
+      const server = requireValue(mock);
+      server.discardQueued();
+      return server;
+    };
+
     /** One turn the model answers at once: working while held, then an unseen completion, then seen. */
     const completedTurn = async (inst: CliInstance, text: string) => {
-      const server = requireValue(mock);
+      const server = queueFor();
       const reply = server.enqueue({ text, hold: true });
       const prompt = nextPrompt("please answer briefly", inst);
       await typePrompt(requireValue(tmux), inst.target, prompt, ECHO_TIMEOUT_MS);
@@ -221,7 +231,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
 
     /** Sends a prompt whose turn the user interrupts while the model holds its reply. */
     const interruptedTurn = async (inst: CliInstance, hold: true | "mid-text") => {
-      const server = requireValue(mock);
+      const server = queueFor();
       const t = requireValue(tmux);
       const never = server.enqueue({ text: REPLY_LONG, hold });
       await typePrompt(t, inst.target, nextPrompt("start a long compat task", inst), ECHO_TIMEOUT_MS);
@@ -250,7 +260,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       let marker = "";
 
       it(`${where}: reports working while a turn runs`, { timeout: STEP_TIMEOUT_MS }, async () => {
-        const server = requireValue(mock);
+        const server = queueFor();
         marker = `compat-approved-${inst.sessionId.slice(-1)}.txt`;
         toolTurn = server.enqueue({ toolCall: driver.approvalToolCall(`echo ${MARKER_TEXT} > ${marker}`), hold: true });
         answerTurn = server.enqueue({ text: REPLY_DONE, hold: true });
@@ -338,7 +348,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       it(`${where}: goes idle as interrupted when the approval dialog gets Escape`, {
         timeout: STEP_TIMEOUT_MS,
       }, async () => {
-        const server = requireValue(mock);
+        const server = queueFor();
         const t = requireValue(tmux);
         const ask = server.enqueue({ toolCall: driver.approvalToolCall(`echo never > compat-never.txt`) });
         await typePrompt(t, inst.target, nextPrompt("write a file I will refuse", inst), ECHO_TIMEOUT_MS);
@@ -352,7 +362,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       it(`${where}: goes idle as interrupted when Escape comes during a tool call`, {
         timeout: STEP_TIMEOUT_MS,
       }, async () => {
-        const server = requireValue(mock);
+        const server = queueFor();
         const t = requireValue(tmux);
         const ask = server.enqueue({ toolCall: driver.approvalToolCall(SLOW_COMMAND) });
         await typePrompt(t, inst.target, nextPrompt("run the slow compat command", inst), ECHO_TIMEOUT_MS);
@@ -367,6 +377,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
 
       for (const own of driver.ownSteps ?? []) {
         it(`${where}: ${own.title}`, { timeout: STEP_TIMEOUT_MS }, async () => {
+          queueFor();
           await own.run(stepContext(inst));
         });
       }

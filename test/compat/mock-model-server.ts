@@ -59,6 +59,11 @@ export interface MockModelServer {
   readonly unexpected: readonly RecordedRequest[];
   /** Queues a reply for the next model request that is not a side request. */
   enqueue(reply: ScriptedReply): PendingReply;
+  /**
+   * Drops the replies no request took (a step that failed half-way leaves them), so the next step's
+   * requests get the replies it queues; returns how many were dropped.
+   */
+  discardQueued(): number;
   /** Stops listening and cuts every open response. */
   close(): Promise<void>;
 }
@@ -236,6 +241,9 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
       if (reply.hold === undefined || reply.hold === false) release();
       queue.push({ reply, onRequest, released, onEnd });
       return { reply, requested, release, ended };
+    },
+    discardQueued() {
+      return queue.splice(0, queue.length).length;
     },
     async close() {
       for (const res of openResponses) res.destroy();

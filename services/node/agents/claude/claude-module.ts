@@ -146,7 +146,13 @@ export class ClaudeModule implements AgentModule {
       const screen = await context.screen(fresh?.reread ? 0 : undefined);
       prompt = claudeScreenPrompt(screen);
       if (!prompt && live?.status === "waiting") {
-        prompt = { kind: PromptKind.APPROVAL, text: `waiting for ${live.waitingFor || "input"}` };
+        // 2.1.332 waits for a "permission prompt" (approval) or "input needed" (AskUserQuestion, whose
+        // tool call may reach the transcript a moment after the sessions file says so).
+        const approval = live.waitingFor === "" || live.waitingFor.includes("permission");
+        prompt = {
+          kind: approval ? PromptKind.APPROVAL : PromptKind.QUESTION,
+          text: `waiting for ${live.waitingFor || "input"}`,
+        };
       }
       const working = claudeScreenWorking(screen) || claudeTitleWorking(pane.paneTitle);
       if (!fresh && !live && working) turn = "active";
