@@ -131,7 +131,9 @@ export class ClaudeModule implements AgentModule {
       // Esc before the model's first reply writes nothing to the transcript (FORMATS.md): the
       // sessions file turned idle after the prompt, and nothing answered it.
       if (!state.answered && live.statusSince > state.promptAt) turn = "interrupted";
-      else if (Date.now() - fresh.mtimeMs > TRANSCRIPT_SETTLE_MS) turn = "completed";
+      // Settled: a turn the model answered completed; one nothing answered was interrupted (builds
+      // whose sessions file has no statusUpdatedAt).
+      else if (Date.now() - fresh.mtimeMs > TRANSCRIPT_SETTLE_MS) turn = state.answered ? "completed" : "interrupted";
     }
 
     let prompt = turn === "active" && state ? toolQuestion(state.pending) : undefined;
