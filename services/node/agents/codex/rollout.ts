@@ -60,12 +60,12 @@ export const codexRolloutReducer: LifecycleReducer<CodexTurnState> = {
           ...state,
           turn: "active",
           turnId,
-          turnStartedAt:
-            typeof startedAt === "number" && Number.isFinite(startedAt)
-              ? startedAt * 1000
-              : Number.isFinite(at)
-                ? at
-                : 0,
+          // The record's own time has ms; `started_at` only whole seconds (too coarse next to a process start).
+          turnStartedAt: Number.isFinite(at)
+            ? at
+            : typeof startedAt === "number" && Number.isFinite(startedAt)
+              ? (startedAt + 1) * 1000
+              : 0,
           pendingCalls: [],
           taskEvents: true,
           decidedBy: "task_started",
