@@ -116,15 +116,20 @@ export async function startAgentFleet(count: number): Promise<AgentFleet> {
       await tmux.run("send-keys", "-t", `=${s.tmuxName}:`, "-l", firstPrompt(s));
       await tmux.run("send-keys", "-t", `=${s.tmuxName}:`, "Enter");
     }
+    let last: Session[] = [];
     const done = await waitFor(
       async () => {
-        const now = await list();
-        return all(now, StatusReason.UNSEEN_COMPLETION) && now;
+        last = await list();
+        return all(last, StatusReason.UNSEEN_COMPLETION) && last;
       },
       "one completed turn in every session",
       SETUP_TIMEOUT_MS,
       500,
-    );
+    ).catch((err: Error) => {
+      const behind = last.filter((s) => s.statusReason !== StatusReason.UNSEEN_COMPLETION);
+      const lines = behind.map((s) => `${s.tmuxSession}: ${StatusReason[s.statusReason]} (${s.statusDetail})`);
+      throw new Error(`${err.message}; not done:\n${lines.join("\n")}`);
+    });
     for (const s of done) await client.markSessionSeen({ name: s.name, completionId: s.completionId });
     await waitFor(async () => all(await list(), StatusReason.SEEN_COMPLETION), "every completion seen", 30_000, 200);
     const tmuxServerPid = Number((await tmux.run("display-message", "-p", "#{pid}")).trim());
