@@ -64,7 +64,7 @@ test: install lint ## Lint, then every test (unit and integration against real t
 	else
 		echo "" >&2
 		echo "*** The compatibility suite (make compat) did NOT run: npm could not install into $(COMPAT_DIR) the" >&2
-		echo "*** pinned Codex and opencode (see npm's error above; it needs the npm registry). It is not counted" >&2
+		echo "*** pinned Claude Code, Codex and opencode (see npm's error above; it needs the npm registry). It is not counted" >&2
 		echo "*** as passed: run 'make compat' on a machine that reaches the registry." >&2
 	fi
 
@@ -86,7 +86,7 @@ $(COMPAT_DIR)/node_modules/.installed: $(COMPAT_DIR)/package-lock.json $(COMPAT_
 	touch $@
 
 .PHONY: compat
-compat: install $(COMPAT_DIR)/node_modules/.installed ## Real Codex and opencode in tmux against a mock model: status and chat at each step
+compat: install $(COMPAT_DIR)/node_modules/.installed ## Real Claude Code, Codex and opencode in tmux against mock model APIs: status and chat at each step, alone and two per folder
 	$(BIN)/vitest run --config $(COMPAT_DIR)/vitest.config.ts
 
 # make fuzz: many more seeded cases per target than make test runs (it uses a fixed seed and few cases).

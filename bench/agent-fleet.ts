@@ -16,6 +16,11 @@ const STAND_INS = join(import.meta.dirname, "../test/stand-ins");
 const TOKEN = "bench-fleet-token";
 /** The stand-in CLIs, assigned to sessions in turn so a fleet is a mix of the three. */
 export const FLEET_CLIS = ["claude", "codex", "opencode"] as const;
+/**
+ * Sessions per shared folder: the first half of a fleet runs two instances of one CLI per folder (people
+ * run several agents in one repository), the second half one per folder.
+ */
+const INSTANCES_PER_SHARED_FOLDER = 2;
 /** Largest page ListSessions is asked for: a fleet fits in one page. */
 const PAGE_SIZE = 1_000;
 /** How long a fleet of stand-ins may take to start and finish its first turn on a busy 2-core machine. */
@@ -58,8 +63,9 @@ export function sessionClient(url: string): Client<typeof SessionService> {
 }
 
 /**
- * Starts `count` stand-in sessions (claude, codex, opencode in turn, each in its own folder) under a real
- * Hub on a private tmux socket, completes one turn in each so real native logs exist, and marks every
+ * Starts `count` stand-in sessions (claude, codex, opencode in turn; the first half two of one CLI per
+ * folder, the rest each in its own folder) under a real Hub on a private tmux socket, completes one turn
+ * in each (each with its own prompt, as people type) so real native logs exist, and marks every
  * completion seen, so the fleet ends idle. Cleans up everything it started when setup fails.
  */
 export async function startAgentFleet(count: number): Promise<AgentFleet> {
@@ -91,10 +97,13 @@ export async function startAgentFleet(count: number): Promise<AgentFleet> {
     hub = await startServerProcess({ kind: "hub", tmuxSocket: tmux.socketName, token: TOKEN, env: processEnv });
     const client = sessionClient(hub.url);
     const sessions: FleetSession[] = [];
+    const shared = Math.floor(count / 2 / INSTANCES_PER_SHARED_FOLDER) * INSTANCES_PER_SHARED_FOLDER;
     for (let i = 0; i < count; i++) {
-      const cli = FLEET_CLIS[i % FLEET_CLIS.length] as FleetSession["cli"];
+      // Shared folders hold instances of one CLI: the group's index picks the CLI.
+      const group = i < shared ? Math.floor(i / INSTANCES_PER_SHARED_FOLDER) : i;
+      const cli = FLEET_CLIS[group % FLEET_CLIS.length] as FleetSession["cli"];
       const tmuxName = `agent-${String(i).padStart(3, "0")}`;
-      const cwd = join(dir, "projects", tmuxName);
+      const cwd = join(dir, "projects", i < shared ? `shared-${String(group).padStart(3, "0")}` : tmuxName);
       await mkdir(cwd, { recursive: true });
       await client.createSession({ parent: "nodes/local", sessionId: tmuxName, cwd, command: [cli] });
       sessions.push({ tmuxName, name: `nodes/local/sessions/${tmuxName}`, cli, cwd });
@@ -104,18 +113,23 @@ export async function startAgentFleet(count: number): Promise<AgentFleet> {
       sessionsNow.length === count && sessionsNow.every((s) => s.statusReason === reason);
     await waitFor(async () => all(await list(), StatusReason.NO_TURN), "every stand-in started", SETUP_TIMEOUT_MS, 500);
     for (const s of sessions) {
-      await tmux.run("send-keys", "-t", `=${s.tmuxName}:`, "-l", "hello");
+      await tmux.run("send-keys", "-t", `=${s.tmuxName}:`, "-l", firstPrompt(s));
       await tmux.run("send-keys", "-t", `=${s.tmuxName}:`, "Enter");
     }
+    let last: Session[] = [];
     const done = await waitFor(
       async () => {
-        const now = await list();
-        return all(now, StatusReason.UNSEEN_COMPLETION) && now;
+        last = await list();
+        return all(last, StatusReason.UNSEEN_COMPLETION) && last;
       },
       "one completed turn in every session",
       SETUP_TIMEOUT_MS,
       500,
-    );
+    ).catch((err: Error) => {
+      const behind = last.filter((s) => s.statusReason !== StatusReason.UNSEEN_COMPLETION);
+      const lines = behind.map((s) => `${s.tmuxSession}: ${StatusReason[s.statusReason]} (${s.statusDetail})`);
+      throw new Error(`${err.message}; not done:\n${lines.join("\n")}`);
+    });
     for (const s of done) await client.markSessionSeen({ name: s.name, completionId: s.completionId });
     await waitFor(async () => all(await list(), StatusReason.SEEN_COMPLETION), "every completion seen", 30_000, 200);
     const tmuxServerPid = Number((await tmux.run("display-message", "-p", "#{pid}")).trim());
@@ -136,23 +150,34 @@ export async function startAgentFleet(count: number): Promise<AgentFleet> {
   }
 }
 
+/** The first prompt typed into a session: its own, so instances sharing a folder are told apart. */
+function firstPrompt(session: FleetSession): string {
+  return `hello from ${session.tmuxName}`;
+}
+
+/** The session's own log: the one of its folder that holds its first prompt. */
 async function findLog(env: AgentFleet["env"], session: FleetSession): Promise<string> {
+  let candidates: string[];
   if (session.cli === "claude") {
     const folder = join(env.CLAUDE_CONFIG_DIR, "projects", encodeProjectDir(session.cwd));
-    const name = (await readdir(folder)).find((n) => n.endsWith(".jsonl") && !n.startsWith("agent-"));
-    if (!name) throw new Error(`no transcript in ${folder}`);
-    return join(folder, name);
-  }
-  if (session.cli === "codex") {
+    candidates = (await readdir(folder))
+      .filter((n) => n.endsWith(".jsonl") && !n.startsWith("agent-"))
+      .map((n) => join(folder, n));
+  } else if (session.cli === "codex") {
     const root = join(env.CODEX_HOME, "sessions");
     const files = (await readdir(root, { recursive: true })).filter((f) => /rollout-.*\.jsonl$/.test(f));
+    candidates = [];
     for (const file of files) {
       const path = join(root, file);
-      if ((await readSessionMetaCwd(path)) === session.cwd) return path;
+      if ((await readSessionMetaCwd(path)) === session.cwd) candidates.push(path);
     }
-    throw new Error(`no rollout for ${session.cwd}`);
+  } else {
+    throw new Error(`${session.cli} keeps no JSONL log`);
   }
-  throw new Error(`${session.cli} keeps no JSONL log`);
+  for (const path of candidates) {
+    if ((await readFile(path, "utf8")).includes(firstPrompt(session))) return path;
+  }
+  throw new Error(`no log of ${session.tmuxName} in ${session.cwd}`);
 }
 
 /** CPU ticks (USER_HZ) a process used itself and through its reaped children: `/proc/<pid>/stat` 14–17. */

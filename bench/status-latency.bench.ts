@@ -96,7 +96,9 @@ export async function run(): Promise<void> {
     }
     times.sort((a, b) => a - b);
     const pick = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))] ?? Number.NaN;
-    console.log(`${times.length} records (claude transcripts, codex rollouts) among ${SESSIONS} sessions`);
+    console.log(
+      `${times.length} records (claude transcripts, codex rollouts) among ${SESSIONS} sessions, half of them two per folder`,
+    );
     console.log("record → WatchSessions event   p50 ms   p95 ms   max ms");
     console.log(
       `                               ${pick(0.5).toFixed(1).padStart(6)}   ${pick(0.95).toFixed(1).padStart(6)}   ${(times[times.length - 1] ?? Number.NaN).toFixed(1).padStart(6)}`,

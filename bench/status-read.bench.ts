@@ -89,5 +89,7 @@ function context(home: string): AgentContext {
     processStart: new Date(Date.now() - 3_600_000),
     env: async () => ({ HOME: home }),
     screen: async () => "",
+    visibleScreen: async () => "",
+    siblings: [],
   };
 }

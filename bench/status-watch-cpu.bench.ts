@@ -11,7 +11,8 @@ const WINDOW_MS = 20_000;
 const TICKS_PER_SECOND = 100;
 
 /**
- * CPU of the watch loop with 100 idle stand-in agent sessions (a mix of claude, codex and opencode,
+ * CPU of the watch loop with 100 idle stand-in agent sessions (a mix of claude, codex and opencode, half
+ * of them two instances of one CLI per folder,
  * each after one completed turn, all seen) and one WatchSessions watcher at a real gRPC client: the Hub
  * process itself (utime+stime), the `tmux` commands it spawned (cutime+cstime) and the private tmux
  * server, over a 20 s window. Prints % of one core; the goal is under 3 %.
@@ -48,7 +49,7 @@ export async function run(): Promise<void> {
     const hubSelf = pct(hubAfter.self - hubBefore.self);
     const tmuxClients = pct(hubAfter.children - hubBefore.children);
     const tmuxServer = pct(tmuxAfter.self - tmuxBefore.self);
-    console.log(`window ${seconds.toFixed(1)} s, ${SESSIONS} idle sessions, 1 watcher`);
+    console.log(`window ${seconds.toFixed(1)} s, ${SESSIONS} idle sessions (half of them two per folder), 1 watcher`);
     console.log("part                                % of one core");
     console.log(`hub process (utime+stime)           ${hubSelf.toFixed(2).padStart(6)}`);
     console.log(`tmux commands it ran (cutime+cstime) ${tmuxClients.toFixed(2).padStart(5)}`);

@@ -1,26 +1,61 @@
-import type { Cli } from "../../gen/staragent/v1/session_pb.js";
+import type { Cli, Session } from "../../gen/staragent/v1/session_pb.js";
 import type { TestTmux } from "../support/tmux.js";
-import type { RecordedRequest } from "./mock-model-server.js";
+import type { HubSessions } from "./hub-session-client.js";
+import type { MockModelServer, RecordedRequest } from "./mock-model-server.js";
 import type { ScriptedReply, ScriptedToolCall } from "./model-reply.js";
 
-/** A CLI made ready to start: its throwaway HOME, working folder and the command that starts it. */
+/** A CLI made ready to start: its throwaway HOME, working folder and the commands that start it. */
 export interface PreparedCli {
   readonly home: string;
   readonly cwd: string;
   /** The argv for `CreateSession` (an `env` line that sets HOME and the CLI's offline settings). */
   readonly command: readonly string[];
+  /** The argv that starts the CLI again on the folder's most recent conversation (`--continue`). */
+  readonly resumeCommand: readonly string[];
   /** Pids outside the pane that belong to this CLI (Codex's app-server daemon); read when called. */
   backgroundPids(): number[];
   /** Stops what the CLI left running outside tmux, then removes HOME and the working folder. */
   cleanup(): Promise<void>;
 }
 
+/** One running instance of the CLI: its tmux session and StarAgent name. */
+export interface CliInstance {
+  readonly sessionId: string;
+  /** `nodes/local/sessions/<sessionId>`. */
+  readonly name: string;
+  /** The tmux target of its window (`=<sessionId>:`). */
+  readonly target: string;
+}
+
+/** What a CLI's own steps get to drive an instance and check what StarAgent reports. */
+export interface StepContext {
+  readonly tmux: TestTmux;
+  readonly hub: HubSessions;
+  readonly mock: MockModelServer;
+  readonly instance: CliInstance;
+  /** Types a prompt into the instance and presses Enter. */
+  type(text: string): Promise<void>;
+  /** Waits until the instance's session matches, while every other instance keeps its last state. */
+  expect(what: string, accept: (s: Session) => boolean): Promise<Session>;
+  /** Marks the instance's newest completion seen and waits for idle. */
+  markSeen(completionId: string): Promise<void>;
+}
+
+/** A step only some CLIs have (Claude Code's AskUserQuestion, `/clear`). */
+export interface CliStep {
+  readonly title: string;
+  run(step: StepContext): Promise<void>;
+}
+
 /** What the shared compat scenario needs to know about one real CLI. */
 export interface CliDriver {
   /** Human name for test titles. */
   readonly label: string;
-  /** The tmux session (and StarAgent session id) the CLI runs in. */
-  readonly sessionId: string;
+  /** The installed CLI's entry point and the pinned version its `--version` prints. */
+  readonly bin: string;
+  readonly version: string;
+  /** Prefix of the tmux sessions (and StarAgent session ids) the CLI runs in. */
+  readonly sessionPrefix: string;
   /** The `cli` StarAgent must report. */
   readonly cli: Cli;
   /** The model id the CLI is configured with, which the mock reports back. */
@@ -41,4 +76,18 @@ export interface CliDriver {
   approve(tmux: TestTmux, target: string): Promise<void>;
   /** Interrupts the running turn the way a user does (Escape, as often as the CLI wants it). */
   interrupt(tmux: TestTmux, target: string): Promise<void>;
+  /**
+   * True once the screen shows the model's reply has started streaming (default: its first word is
+   * drawn; Claude Code draws only the reply's bullet until the reply ends or is interrupted).
+   */
+  replyStarted?(screen: string): boolean;
+  /** Dismisses the approval dialog the way a user does (Escape on the dialog). */
+  cancelApproval(tmux: TestTmux, target: string): Promise<void>;
+  /**
+   * After an interrupt before the model's first reply, whatever the CLI left in its input box is
+   * cleared (Claude Code puts the prompt back there), so the next prompt is typed into an empty box.
+   */
+  clearInput?(tmux: TestTmux, target: string): Promise<void>;
+  /** Steps of this CLI alone, run by each instance after the shared ones. */
+  readonly ownSteps?: readonly CliStep[];
 }

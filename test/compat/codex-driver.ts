@@ -17,12 +17,16 @@ const CLEARED_VARIABLES = ["CODEX_HOME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "X
 const READY_FOOTER = "← for agents";
 /** Longest `codex app-server daemon stop` may take before cleanup moves on to killing by pid. */
 const DAEMON_STOP_TIMEOUT_MS = 10_000;
+/** How long Codex lets a command run before returning to the model: longer than any step waits. */
+const SLOW_COMMAND_YIELD_MS = 120_000;
 /** How long a killed leftover may take to go away. */
 const LEFTOVER_EXIT_TIMEOUT_MS = 5_000;
 
 /** The real Codex TUI, configured for the mock through `$HOME/.codex/config.toml`. */
 export const codexDriver: CliDriver = {
-  sessionId: "compat-codex",
+  sessionPrefix: "compat-codex",
+  bin: CODEX_BIN,
+  version: "0.171.0",
   label: "Codex 0.171.0",
   cli: Cli.CODEX,
   model: CODEX_MODEL,
@@ -36,15 +40,17 @@ export const codexDriver: CliDriver = {
     await mkdir(join(home, ".codex"));
     await writeFile(join(home, ".codex", "config.toml"), codexConfig(mockBaseUrl, cwd));
     const env = { HOME: home, COMPAT_MOCK_API_KEY: "compat" };
+    const command = [
+      "env",
+      ...CLEARED_VARIABLES.flatMap((v) => ["-u", v]),
+      ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
+      CODEX_BIN,
+    ];
     return {
       home,
       cwd,
-      command: [
-        "env",
-        ...CLEARED_VARIABLES.flatMap((v) => ["-u", v]),
-        ...Object.entries(env).map(([k, v]) => `${k}=${v}`),
-        CODEX_BIN,
-      ],
+      command,
+      resumeCommand: [...command, "resume", "--last"],
       backgroundPids: () => daemonPids(home),
       cleanup: async () => {
         await stopDaemon(home, cwd);
@@ -60,6 +66,8 @@ export const codexDriver: CliDriver = {
       cmd: command,
       sandbox_permissions: "require_escalated",
       justification: "Do you want to let the compat check write its marker file?",
+      // Without it Codex hands a still-running command back to the model after 10 s.
+      yield_time_ms: SLOW_COMMAND_YIELD_MS,
     },
   }),
   isToolResult: carriesToolOutput,
@@ -68,6 +76,9 @@ export const codexDriver: CliDriver = {
     await tmux.run("send-keys", "-t", target, "y");
   },
   async interrupt(tmux, target) {
+    await tmux.run("send-keys", "-t", target, "Escape");
+  },
+  async cancelApproval(tmux, target) {
     await tmux.run("send-keys", "-t", target, "Escape");
   },
 };

@@ -12,10 +12,10 @@ import {
 import { type ServerProcess, startServerProcess } from "../support/servers.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { waitFor } from "../support/wait.js";
-import type { CliDriver, PreparedCli } from "./cli-driver.js";
+import type { CliDriver, CliInstance, PreparedCli, StepContext } from "./cli-driver.js";
 import { foreignConnections } from "./foreign-connections.js";
-import { connectHubSessions, type HubSessions, waitForSession } from "./hub-session-client.js";
-import { requireInstalledClis } from "./installed-clis.js";
+import { connectHubSessions, type HubSessions } from "./hub-session-client.js";
+import { requireInstalledCli } from "./installed-clis.js";
 import { type MockModelServer, startMockModelServer } from "./mock-model-server.js";
 import { describePane, paneInfo, typePrompt, waitForScreen } from "./pane-screen.js";
 import { isRunning, processTree } from "./process-tree.js";
@@ -23,80 +23,368 @@ import { within } from "./within.js";
 
 /** The Hub's user token for these runs. */
 const TOKEN = "compat-token-0123456789";
-/** Codex and opencode take 5 to 16 s to draw their input box; a loaded 2-core CI machine more. */
-const CLI_READY_TIMEOUT_MS = 60_000;
+/** The CLIs take 3 to 16 s to draw their input box; a loaded 2-core CI machine more. */
+const CLI_READY_TIMEOUT_MS = 90_000;
 /** How long StarAgent may take to report a change of state (its goal is well under a second). */
 const STATUS_TIMEOUT_MS = 15_000;
 /** How long a CLI may take to send its model request after a prompt or an approval. */
-const MODEL_REQUEST_TIMEOUT_MS = 30_000;
+const MODEL_REQUEST_TIMEOUT_MS = 45_000;
 /** How long a typed prompt may take to show in the CLI's input box. */
 const ECHO_TIMEOUT_MS = 10_000;
 /** Per step: the waits above plus margin. */
-const STEP_TIMEOUT_MS = 120_000;
+const STEP_TIMEOUT_MS = 150_000;
 /** Setup and teardown start and stop a Hub, tmux and a CLI daemon. */
 const HOOK_TIMEOUT_MS = 60_000;
+/** Largest ListSessions page asked for: every instance fits. */
+const PAGE_SIZE = 100;
 /**
- * The window the CLIs run in, as a dashboard viewer's terminal would size it. Both TUIs draw on the
+ * The window the CLIs run in, as a dashboard viewer's terminal would size it. The TUIs draw on the
  * alternate screen and keep no scrollback, so chat sees only what fits: at tmux's default 80x24 the
- * first prompt of this scenario has scrolled out of view by the end.
+ * first prompt of this scenario has scrolled out of view by the chat step.
  */
 const WINDOW_COLS = "120";
 const WINDOW_ROWS = "50";
 /** How long the CLI's processes may take to exit once their tmux server is gone. */
 const EXIT_TIMEOUT_MS = 10_000;
 
-/** The first prompt: its turn asks for approval, runs the command, then answers. */
-const PROMPT_WITH_TOOL = "please write the compat marker file";
-/** The second prompt: its turn is interrupted. */
-const PROMPT_INTERRUPTED = "start a long compat task";
 /** The command the model asks to run; its output file proves the approval went through. */
-const MARKER_FILE = "compat-approved.txt";
 const MARKER_TEXT = "compat-approved";
+/**
+ * A command that runs until interrupted (it writes, so every CLI asks before running it; not `sleep`,
+ * which Claude Code 2.1.332 refuses to run in the foreground).
+ */
+const SLOW_COMMAND = "tail -f /dev/null > compat-waiting.txt";
 /** The mock model's answer once the command ran. */
 const REPLY_DONE = "The marker file is written and the compat turn is done.";
-/** Never streamed: the turn is interrupted first. */
-const REPLY_NEVER = "This reply is never sent because the turn is interrupted.";
+/** Streamed only partly (mid-reply interrupt) or never (interrupted first); its first word is unique on screen. */
+const REPLY_LONG = "Compat-long-answer begins here and is interrupted before it ends.";
+/** The first word of REPLY_LONG: what the mock streams before it holds a reply mid-text. */
+const REPLY_LONG_FIRST_WORD = "Compat-long-answer";
+/** The mock's answer in the turn the resumed CLI runs. */
+const REPLY_RESUMED = "The resumed conversation goes on.";
 
 /** What a scenario learned, for the extra checks of one CLI. */
 export interface ScenarioFacts {
-  /** The completion id StarAgent reported for the finished turn. */
-  completionId: string;
+  /** Completion ids StarAgent reported for finished turns, in order, per instance session id. */
+  readonly completions: Map<string, string[]>;
   /** The CLI's prepared HOME and working folder. */
   prepared: PreparedCli | undefined;
 }
 
 /**
- * The compat scenario for one real CLI in a real Hub's tmux: fresh → a turn running → an approval
- * asked → approved → turn done → seen → a turn interrupted, then chat. Every step is read through the
- * Hub's gRPC API. `extraSteps` adds checks of that CLI's own state; they run before the teardown.
+ * The compat scenario for one real CLI in a real Hub's tmux. Instance A runs every step alone: fresh,
+ * a turn running, an approval asked, approved, turn done, seen, chat, interrupted before the first
+ * reply, mid-reply, at the approval dialog and during a tool call, then the CLI's own steps. Then
+ * instance B starts in the same folder and runs the same steps while A is checked in the same
+ * listing; A runs one more turn while B stays as it was; finally A's conversation is resumed in a new
+ * session next to B. Every check reads the Hub's gRPC API. `extraSteps` adds checks of that CLI's
+ * own state; they run before the teardown.
  */
 export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: ScenarioFacts) => void): void {
   describe(driver.label, () => {
-    const name = `nodes/local/sessions/${driver.sessionId}`;
-    const target = `=${driver.sessionId}:`;
-    const facts: ScenarioFacts = { completionId: "", prepared: undefined };
+    const instance = (suffix: string): CliInstance => {
+      const sessionId = `${driver.sessionPrefix}-${suffix}`;
+      return { sessionId, name: `nodes/local/sessions/${sessionId}`, target: `=${sessionId}:` };
+    };
+    const a = instance("a");
+    const b = instance("b");
+    const resumed = instance("a-resumed");
+    const facts: ScenarioFacts = { completions: new Map(), prepared: undefined };
+    /** The state each started instance must keep while another one is driven. */
+    const holding = new Map<string, { what: string; accept: (s: Session) => boolean }>();
+    const started: CliInstance[] = [];
     let tmux: TestTmux | undefined;
     let hubProcess: ServerProcess | undefined;
     let mock: MockModelServer | undefined;
     let hub: HubSessions;
+    /** Prompts are numbered so each is unique: a pane is told from another by the prompts it shows. */
+    let promptCount = 0;
+    const nextPrompt = (what: string, inst: CliInstance) => `${what} ${inst.sessionId.slice(-1)}${++promptCount}`;
 
-    const pane = () => describePane(requireValue(tmux), target);
-    const expectState = (status: SessionStatus, reason: StatusReason, what: string, extra?: (s: Session) => boolean) =>
-      waitForSession(
-        hub,
-        name,
-        (s) => s.status === status && s.statusReason === reason && (extra === undefined || extra(s)),
-        `${driver.label}: ${what} (status ${SessionStatus[status]}, reason ${StatusReason[reason]})`,
-        STATUS_TIMEOUT_MS,
-        pane,
-      );
+    const describeAll = async () => {
+      const t = requireValue(tmux);
+      const dumps = await Promise.all(started.map(async (i) => `[${i.sessionId}] ${await describePane(t, i.target)}`));
+      return dumps.join("\n");
+    };
+
+    /** Polls ListSessions until `inst` matches and every other started instance keeps its state. */
+    const expectIn = async (inst: CliInstance, what: string, accept: (s: Session) => boolean): Promise<Session> => {
+      let last: Session[] = [];
+      const others = [...holding.entries()].filter(([name]) => name !== inst.name);
+      try {
+        const found = await waitFor(
+          async () => {
+            last = (await hub.listSessions({ parent: "nodes/local", pageSize: PAGE_SIZE })).sessions;
+            const mine = last.find((s) => s.name === inst.name);
+            if (!mine || !accept(mine)) return undefined;
+            const kept = others.every(([name, state]) => {
+              const other = last.find((s) => s.name === name);
+              return other !== undefined && state.accept(other);
+            });
+            return kept ? mine : undefined;
+          },
+          `${driver.label} ${inst.sessionId}: ${what}`,
+          STATUS_TIMEOUT_MS,
+          200,
+        );
+        holding.set(inst.name, { what, accept });
+        return found;
+      } catch (err) {
+        const seen = last
+          .map(
+            (s) =>
+              `${s.tmuxSession}: ${SessionStatus[s.status]}/${StatusReason[s.statusReason]} prompt=${JSON.stringify(s.prompt)} ` +
+              `completion_id=${JSON.stringify(s.completionId)} detail=${JSON.stringify(s.statusDetail)}`,
+          )
+          .join("\n");
+        const wanted = others.map(([name, state]) => `${name} must stay: ${state.what}`).join("\n");
+        throw new Error(`${(err as Error).message}\n${wanted}\nlast ListSessions:\n${seen}\n${await describeAll()}`);
+      }
+    };
+    const state = (status: SessionStatus, reason: StatusReason, extra?: (s: Session) => boolean) => (s: Session) =>
+      s.status === status && s.statusReason === reason && (extra === undefined || extra(s));
+    const stepContext = (inst: CliInstance): StepContext => ({
+      tmux: requireValue(tmux),
+      hub,
+      mock: requireValue(mock),
+      instance: inst,
+      type: (text) => typePrompt(requireValue(tmux), inst.target, text, ECHO_TIMEOUT_MS),
+      expect: (what, accept) => expectIn(inst, what, accept),
+      markSeen: async (completionId) => {
+        await hub.markSessionSeen({ name: inst.name, completionId });
+        await expectIn(
+          inst,
+          "completion seen",
+          state(SessionStatus.IDLE, StatusReason.SEEN_COMPLETION, (s) => s.completionId === completionId),
+        );
+      },
+    });
     const cliPids = async () => {
-      const { pid } = await paneInfo(requireValue(tmux), target);
-      return [...processTree(pid), ...requireValue(facts.prepared).backgroundPids()];
+      const t = requireValue(tmux);
+      const trees = await Promise.all(
+        started.map((i) =>
+          paneInfo(t, i.target).then(
+            (p) => processTree(p.pid),
+            () => [] as number[],
+          ),
+        ),
+      );
+      return [...trees.flat(), ...requireValue(facts.prepared).backgroundPids()];
+    };
+
+    /** Starts an instance in the shared folder and waits until it takes input and is reported idle. */
+    const start = async (inst: CliInstance, command: readonly string[]) => {
+      const prepared = requireValue(facts.prepared);
+      await hub.createSession({
+        parent: "nodes/local",
+        sessionId: inst.sessionId,
+        cwd: prepared.cwd,
+        command: [...command],
+      });
+      started.push(inst);
+      await requireValue(tmux).run("resize-window", "-t", inst.target, "-x", WINDOW_COLS, "-y", WINDOW_ROWS);
+      await waitForScreen(
+        requireValue(tmux),
+        inst.target,
+        (s) => driver.isReady(s),
+        `${driver.label} ${inst.sessionId} to take input`,
+        CLI_READY_TIMEOUT_MS,
+      );
+      const session = await expectIn(inst, "fresh CLI: idle, no turn", state(SessionStatus.IDLE, StatusReason.NO_TURN));
+      expect(session.cli).toBe(driver.cli);
+      expect(session.completionId).toBe("");
+    };
+
+    /**
+     * The mock's queue for a step that starts a new prompt: replies an earlier step queued and no
+     * request took (it failed half-way) must not answer this step's requests.
+     */
+    const queueFor = () => {
+      const server = requireValue(mock);
+      server.discardQueued();
+      return server;
+    };
+
+    /** One turn the model answers at once: working while held, then an unseen completion, then seen. */
+    const completedTurn = async (inst: CliInstance, text: string) => {
+      const server = queueFor();
+      const reply = server.enqueue({ text, hold: true });
+      const prompt = nextPrompt("please answer briefly", inst);
+      await typePrompt(requireValue(tmux), inst.target, prompt, ECHO_TIMEOUT_MS);
+      const request = await within(reply.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+      expect(JSON.stringify(request.body)).toContain(prompt);
+      await expectIn(inst, "turn running", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
+      reply.release();
+      const done = await expectIn(
+        inst,
+        "turn done",
+        state(SessionStatus.REVIEW, StatusReason.UNSEEN_COMPLETION, (s) => s.completionId !== ""),
+      );
+      record(inst, done.completionId);
+      await stepContext(inst).markSeen(done.completionId);
+    };
+    const record = (inst: CliInstance, completionId: string) => {
+      const list = facts.completions.get(inst.sessionId) ?? [];
+      expect(list).not.toContain(completionId);
+      facts.completions.set(inst.sessionId, [...list, completionId]);
+    };
+
+    /** Sends a prompt whose turn the user interrupts while the model holds its reply. */
+    const interruptedTurn = async (inst: CliInstance, hold: true | "mid-text") => {
+      const server = queueFor();
+      const t = requireValue(tmux);
+      const never = server.enqueue({ text: REPLY_LONG, hold });
+      await typePrompt(t, inst.target, nextPrompt("start a long compat task", inst), ECHO_TIMEOUT_MS);
+      await within(never.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+      if (hold === "mid-text") {
+        await waitForScreen(
+          t,
+          inst.target,
+          (s) => (driver.replyStarted ?? ((screen) => screen.includes(REPLY_LONG_FIRST_WORD)))(s),
+          "the reply to start on screen",
+          ECHO_TIMEOUT_MS,
+        );
+      }
+      await expectIn(inst, "turn running", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
+      await driver.interrupt(t, inst.target);
+      expect(await within(never.ended, MODEL_REQUEST_TIMEOUT_MS, "the CLI to drop the model request")).toBe("aborted");
+      await expectIn(inst, "turn interrupted", state(SessionStatus.IDLE, StatusReason.INTERRUPTED));
+      if (hold === true) await driver.clearInput?.(t, inst.target);
+    };
+
+    /** The steps every instance runs (`where` names the situation in test titles). */
+    const instanceSteps = (inst: CliInstance, where: string) => {
+      let toolTurn: ReturnType<MockModelServer["enqueue"]>;
+      let answerTurn: ReturnType<MockModelServer["enqueue"]>;
+      let toolPrompt = "";
+      let marker = "";
+
+      it(`${where}: reports working while a turn runs`, { timeout: STEP_TIMEOUT_MS }, async () => {
+        const server = queueFor();
+        marker = `compat-approved-${inst.sessionId.slice(-1)}.txt`;
+        toolTurn = server.enqueue({ toolCall: driver.approvalToolCall(`echo ${MARKER_TEXT} > ${marker}`), hold: true });
+        answerTurn = server.enqueue({ text: REPLY_DONE, hold: true });
+        toolPrompt = nextPrompt("please write the compat marker file", inst);
+        await typePrompt(requireValue(tmux), inst.target, toolPrompt, ECHO_TIMEOUT_MS);
+        const request = await within(toolTurn.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+        expect(JSON.stringify(request.body)).toContain(toolPrompt);
+        await expectIn(inst, "model request open", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
+        expect(foreignConnections(await cliPids())).toEqual([]);
+      });
+
+      it(`${where}: reports review with the approval prompt`, { timeout: STEP_TIMEOUT_MS }, async () => {
+        toolTurn.release();
+        const session = await expectIn(
+          inst,
+          "approval asked",
+          state(SessionStatus.REVIEW, StatusReason.INPUT_PROMPT, (s) => s.prompt.includes(driver.approvalQuestion)),
+        );
+        expect(session.promptKind).toBe(PromptKind.APPROVAL);
+      });
+
+      it(`${where}: reports working again once the tool is approved`, { timeout: STEP_TIMEOUT_MS }, async () => {
+        await driver.approve(requireValue(tmux), inst.target);
+        const request = await within(
+          answerTurn.requested,
+          MODEL_REQUEST_TIMEOUT_MS,
+          `${driver.label} to send the tool result to the model`,
+        );
+        expect(driver.isToolResult(request)).toBe(true);
+        await expectIn(inst, "approved, model request open", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
+        expect(await readFile(join(requireValue(facts.prepared).cwd, marker), "utf8")).toBe(`${MARKER_TEXT}\n`);
+      });
+
+      it(`${where}: reports the finished turn as an unseen completion, idle once seen`, {
+        timeout: STEP_TIMEOUT_MS,
+      }, async () => {
+        answerTurn.release();
+        expect(await within(answerTurn.ended, MODEL_REQUEST_TIMEOUT_MS, "the answer to stream")).toBe("completed");
+        const session = await expectIn(
+          inst,
+          "turn done",
+          state(SessionStatus.REVIEW, StatusReason.UNSEEN_COMPLETION, (s) => s.completionId !== ""),
+        );
+        record(inst, session.completionId);
+        const marked = await hub.markSessionSeen({ name: inst.name, completionId: session.completionId });
+        expect(marked.session?.status).toBe(SessionStatus.IDLE);
+        await stepContext(inst).markSeen(session.completionId);
+      });
+
+      it(`${where}: shows the typed prompt and the model's reply in chat`, { timeout: STEP_TIMEOUT_MS }, async () => {
+        const texts = (messages: readonly ChatMessage[], role: ChatRole) =>
+          messages.filter((m) => m.role === role).map((m) => m.text.trim());
+        let last: readonly ChatMessage[] = [];
+        // The native state can say "done" a moment before the TUI has drawn the whole reply.
+        const messages = await waitFor(
+          async () => {
+            last = (await hub.getChat({ name: inst.name })).messages;
+            const drawn =
+              texts(last, ChatRole.USER).includes(toolPrompt) && texts(last, ChatRole.ASSISTANT).includes(REPLY_DONE);
+            return drawn ? last : undefined;
+          },
+          "the typed prompt and the model's reply in GetChat",
+          STATUS_TIMEOUT_MS,
+        ).catch(async (err: Error) => {
+          throw new Error(`${err.message}\nlast GetChat: ${describeChat(last)}\n${await describeAll()}`);
+        });
+        const seen = `GetChat: ${describeChat(messages)}`;
+        // Exactly what was typed and what the model said: screens drawn by the TUI are not messages.
+        // (The second instance starts empty; the first one's earlier prompts may have scrolled away.)
+        expect(texts(messages, ChatRole.USER).at(-1), seen).toBe(toolPrompt);
+        expect(texts(messages, ChatRole.ASSISTANT).at(-1), seen).toBe(REPLY_DONE);
+        expect(requireValue(mock).unexpected).toEqual([]);
+      });
+
+      it(`${where}: goes idle as interrupted when Escape comes before the first reply`, {
+        timeout: STEP_TIMEOUT_MS,
+      }, async () => {
+        await interruptedTurn(inst, true);
+      });
+
+      it(`${where}: goes idle as interrupted when Escape comes mid-reply`, { timeout: STEP_TIMEOUT_MS }, async () => {
+        await interruptedTurn(inst, "mid-text");
+      });
+
+      it(`${where}: goes idle as interrupted when the approval dialog gets Escape`, {
+        timeout: STEP_TIMEOUT_MS,
+      }, async () => {
+        const server = queueFor();
+        const t = requireValue(tmux);
+        const ask = server.enqueue({ toolCall: driver.approvalToolCall(`echo never > compat-never.txt`) });
+        await typePrompt(t, inst.target, nextPrompt("write a file I will refuse", inst), ECHO_TIMEOUT_MS);
+        await within(ask.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+        await expectIn(inst, "approval asked", state(SessionStatus.REVIEW, StatusReason.INPUT_PROMPT));
+        await driver.cancelApproval(t, inst.target);
+        await expectIn(inst, "approval refused", state(SessionStatus.IDLE, StatusReason.INTERRUPTED));
+        expect(server.unexpected).toEqual([]);
+      });
+
+      it(`${where}: goes idle as interrupted when Escape comes during a tool call`, {
+        timeout: STEP_TIMEOUT_MS,
+      }, async () => {
+        const server = queueFor();
+        const t = requireValue(tmux);
+        const ask = server.enqueue({ toolCall: driver.approvalToolCall(SLOW_COMMAND) });
+        await typePrompt(t, inst.target, nextPrompt("run the slow compat command", inst), ECHO_TIMEOUT_MS);
+        await within(ask.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+        await expectIn(inst, "approval asked", state(SessionStatus.REVIEW, StatusReason.INPUT_PROMPT));
+        await driver.approve(t, inst.target);
+        await expectIn(inst, "tool running", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
+        await driver.interrupt(t, inst.target);
+        await expectIn(inst, "tool call interrupted", state(SessionStatus.IDLE, StatusReason.INTERRUPTED));
+        expect(server.unexpected).toEqual([]);
+      });
+
+      for (const own of driver.ownSteps ?? []) {
+        it(`${where}: ${own.title}`, { timeout: STEP_TIMEOUT_MS }, async () => {
+          queueFor();
+          await own.run(stepContext(inst));
+        });
+      }
     };
 
     beforeAll(async () => {
-      requireInstalledClis();
+      requireInstalledCli(driver.bin, driver.version);
       mock = await startMockModelServer({ model: driver.model, sideReply: (r) => driver.sideReply(r) });
       tmux = createTestTmux();
       hubProcess = await startServerProcess({ kind: "hub", tmuxSocket: tmux.socketName, token: TOKEN });
@@ -113,26 +401,31 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
           failures.push(err);
         }
       };
-      // The pane's own processes; Codex's daemon starts below the pane too but is stopped its own way.
+      // The panes' own processes; Codex's daemon starts below a pane too but is stopped its own way.
       let panePids: number[] = [];
       await step(async () => {
         const background = facts.prepared?.backgroundPids() ?? [];
-        const tree =
-          tmux === undefined
+        const t = tmux;
+        const trees =
+          t === undefined
             ? []
-            : await paneInfo(tmux, target).then(
-                (p) => processTree(p.pid),
-                () => [],
+            : await Promise.all(
+                started.map((i) =>
+                  paneInfo(t, i.target).then(
+                    (p) => processTree(p.pid),
+                    () => [] as number[],
+                  ),
+                ),
               );
-        panePids = tree.filter((pid) => !background.includes(pid));
+        panePids = trees.flat().filter((pid) => !background.includes(pid));
       });
       await step(async () => hubProcess?.stop());
       await step(async () => tmux?.close());
       await step(async () => {
-        // The CLI gets SIGHUP with its tmux server; anything of the pane still running is killed by pid.
+        // The CLIs get SIGHUP with their tmux server; anything of the panes still running is killed by pid.
         const exited = await waitFor(
           () => panePids.every((pid) => !isRunning(pid)),
-          "the pane's processes to exit",
+          "the panes' processes to exit",
           EXIT_TIMEOUT_MS,
         ).catch(() => false);
         if (exited === false) {
@@ -144,117 +437,31 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       if (failures.length > 0) throw new AggregateError(failures, `${driver.label}: cleanup failed`);
     }, HOOK_TIMEOUT_MS);
 
-    it("starts idle, with no turn", { timeout: STEP_TIMEOUT_MS }, async () => {
-      const prepared = requireValue(facts.prepared);
-      await hub.createSession({
-        parent: "nodes/local",
-        sessionId: driver.sessionId,
-        cwd: prepared.cwd,
-        command: [...prepared.command],
-      });
-      await requireValue(tmux).run("resize-window", "-t", target, "-x", WINDOW_COLS, "-y", WINDOW_ROWS);
-      await waitForScreen(
-        requireValue(tmux),
-        target,
-        (s) => driver.isReady(s),
-        `${driver.label} to take input`,
-        CLI_READY_TIMEOUT_MS,
-      );
-      const session = await expectState(SessionStatus.IDLE, StatusReason.NO_TURN, "fresh CLI");
-      expect(session.cli).toBe(driver.cli);
-      expect(session.completionId).toBe("");
+    it("alone: starts idle, with no turn", { timeout: STEP_TIMEOUT_MS }, async () => {
+      await start(a, requireValue(facts.prepared).command);
     });
+    instanceSteps(a, "alone");
 
-    let toolTurn: ReturnType<MockModelServer["enqueue"]>;
-    let answerTurn: ReturnType<MockModelServer["enqueue"]>;
+    it("two per folder: a second instance starts idle next to the first", { timeout: STEP_TIMEOUT_MS }, async () => {
+      await start(b, requireValue(facts.prepared).command);
+    });
+    instanceSteps(b, "two per folder, the second");
 
-    it("reports working while a turn runs", { timeout: STEP_TIMEOUT_MS }, async () => {
-      const server = requireValue(mock);
-      toolTurn = server.enqueue({
-        toolCall: driver.approvalToolCall(`echo ${MARKER_TEXT} > ${MARKER_FILE}`),
-        hold: true,
-      });
-      answerTurn = server.enqueue({ text: REPLY_DONE, hold: true });
-      await typePrompt(requireValue(tmux), target, PROMPT_WITH_TOOL, ECHO_TIMEOUT_MS);
-      const request = await within(toolTurn.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
-      expect(JSON.stringify(request.body)).toContain(PROMPT_WITH_TOOL);
-      await expectState(SessionStatus.WORKING, StatusReason.ACTIVE_TURN, "model request open");
+    it("two per folder: the first finishes a turn while the second stays as it was", {
+      timeout: STEP_TIMEOUT_MS,
+    }, async () => {
+      await completedTurn(a, REPLY_DONE);
       expect(foreignConnections(await cliPids())).toEqual([]);
     });
 
-    it("reports review with the approval prompt when a tool needs approval", { timeout: STEP_TIMEOUT_MS }, async () => {
-      toolTurn.release();
-      const session = await expectState(SessionStatus.REVIEW, StatusReason.INPUT_PROMPT, "approval asked");
-      expect(session.prompt).toContain(driver.approvalQuestion);
-      expect(session.promptKind).toBe(PromptKind.APPROVAL);
-    });
-
-    it("reports working again once the tool is approved", { timeout: STEP_TIMEOUT_MS }, async () => {
-      await driver.approve(requireValue(tmux), target);
-      const request = await within(
-        answerTurn.requested,
-        MODEL_REQUEST_TIMEOUT_MS,
-        `${driver.label} to send the tool result to the model`,
-      );
-      expect(driver.isToolResult(request)).toBe(true);
-      await expectState(SessionStatus.WORKING, StatusReason.ACTIVE_TURN, "approved, model request open");
-      expect(await readFile(join(requireValue(facts.prepared).cwd, MARKER_FILE), "utf8")).toBe(`${MARKER_TEXT}\n`);
-    });
-
-    it("reports the finished turn as an unseen completion", { timeout: STEP_TIMEOUT_MS }, async () => {
-      answerTurn.release();
-      expect(await within(answerTurn.ended, MODEL_REQUEST_TIMEOUT_MS, "the answer to stream")).toBe("completed");
-      const session = await expectState(
-        SessionStatus.REVIEW,
-        StatusReason.UNSEEN_COMPLETION,
-        "turn done",
-        (s) => s.completionId !== "",
-      );
-      facts.completionId = session.completionId;
-      const again = await hub.getSession({ name });
-      expect(again.session?.completionId).toBe(facts.completionId);
-      expect(again.session?.status).toBe(SessionStatus.REVIEW);
-    });
-
-    it("goes idle once the completion is marked seen", { timeout: STEP_TIMEOUT_MS }, async () => {
-      const marked = await hub.markSessionSeen({ name, completionId: facts.completionId });
-      expect(marked.session?.status).toBe(SessionStatus.IDLE);
-      expect(marked.session?.statusReason).toBe(StatusReason.SEEN_COMPLETION);
-      const session = await expectState(SessionStatus.IDLE, StatusReason.SEEN_COMPLETION, "completion seen");
-      expect(session.completionId).toBe(facts.completionId);
-    });
-
-    it("goes idle as interrupted when a running turn gets Escape", { timeout: STEP_TIMEOUT_MS }, async () => {
-      const never = requireValue(mock).enqueue({ text: REPLY_NEVER, hold: true });
-      await typePrompt(requireValue(tmux), target, PROMPT_INTERRUPTED, ECHO_TIMEOUT_MS);
-      await within(never.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
-      await expectState(SessionStatus.WORKING, StatusReason.ACTIVE_TURN, "second turn running");
-      await driver.interrupt(requireValue(tmux), target);
-      expect(await within(never.ended, MODEL_REQUEST_TIMEOUT_MS, "the CLI to drop the model request")).toBe("aborted");
-      await expectState(SessionStatus.IDLE, StatusReason.INTERRUPTED, "turn interrupted");
-    });
-
-    it("shows the typed prompts and the model's replies in chat", { timeout: STEP_TIMEOUT_MS }, async () => {
-      const texts = (messages: readonly ChatMessage[], role: ChatRole) =>
-        messages.filter((m) => m.role === role).map((m) => m.text.trim());
-      let last: readonly ChatMessage[] = [];
-      const messages = await waitFor(
-        async () => {
-          last = (await hub.getChat({ name })).messages;
-          const users = texts(last, ChatRole.USER);
-          return users.includes(PROMPT_WITH_TOOL) && users.includes(PROMPT_INTERRUPTED) ? last : undefined;
-        },
-        "both typed prompts as user messages in GetChat",
-        STATUS_TIMEOUT_MS,
-      ).catch(async (err: Error) => {
-        throw new Error(`${err.message}
-last GetChat: ${describeChat(last)}
-${await pane()}`);
-      });
-      const seen = `GetChat: ${describeChat(messages)}`;
-      // Exactly what was typed and what the model said: screens drawn by the TUI are not messages.
-      expect(texts(messages, ChatRole.USER), seen).toEqual([PROMPT_WITH_TOOL, PROMPT_INTERRUPTED]);
-      expect(texts(messages, ChatRole.ASSISTANT), seen).toEqual([REPLY_DONE]);
+    it("resumed: the first instance's conversation resumed next to the second is idle, then runs a turn", {
+      timeout: STEP_TIMEOUT_MS,
+    }, async () => {
+      await hub.stopSession({ name: a.name });
+      holding.delete(a.name);
+      started.splice(started.indexOf(a), 1);
+      await start(resumed, requireValue(facts.prepared).resumeCommand);
+      await completedTurn(resumed, REPLY_RESUMED);
       expect(requireValue(mock).unexpected).toEqual([]);
       expect(foreignConnections(await cliPids())).toEqual([]);
     });

@@ -8,11 +8,12 @@ import {
   restChunks,
   STREAM_DONE,
 } from "./chat-completions-chunks.js";
+import { encodeMessagesEvent, messageBody, messageStart } from "./messages-events.js";
 import type { ScriptedReply } from "./model-reply.js";
 import { encodeResponsesEvent, responseBody, responseCreated } from "./responses-events.js";
 
-/** Which model API a request used. */
-export type ModelApi = "responses" | "chat-completions" | "other";
+/** Which model API a request used: OpenAI Responses (Codex), Chat Completions (opencode), Anthropic Messages (Claude Code). */
+export type ModelApi = "responses" | "chat-completions" | "messages" | "other";
 
 /** One HTTP request the CLI sent to the mock, kept so tests can assert what was asked. */
 export interface RecordedRequest {
@@ -58,6 +59,11 @@ export interface MockModelServer {
   readonly unexpected: readonly RecordedRequest[];
   /** Queues a reply for the next model request that is not a side request. */
   enqueue(reply: ScriptedReply): PendingReply;
+  /**
+   * Drops the replies no request took (a step that failed half-way leaves them), so the next step's
+   * requests get the replies it queues; returns how many were dropped.
+   */
+  discardQueued(): number;
   /** Stops listening and cuts every open response. */
   close(): Promise<void>;
 }
@@ -97,7 +103,9 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
       ? "responses"
       : path.endsWith("/chat/completions")
         ? "chat-completions"
-        : "other";
+        : path.endsWith("/messages") && req.method === "POST"
+          ? "messages"
+          : "other";
     const body: unknown = raw.length > 0 && isJson(req) ? JSON.parse(raw) : raw;
     const request: RecordedRequest = { api, method: req.method ?? "GET", path, body, receivedAt: Date.now() };
     requests.push(request);
@@ -129,7 +137,7 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
   }
 
   async function stream(
-    api: "responses" | "chat-completions",
+    api: Exclude<ModelApi, "other">,
     queued: QueuedReply,
     res: ServerResponse,
   ): Promise<ReplyOutcome> {
@@ -139,27 +147,60 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
       gone = !res.writableFinished;
     });
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-    if (api === "responses") {
-      res.write(encodeResponsesEvent(responseCreated(`resp_${id}`, options.model)));
-    } else {
-      res.write(encodeChunk(firstChunk(`chatcmpl-${id}`, options.model)));
-    }
+    const { first, body } = wireEvents(api, id, queued.reply);
+    // A reply held mid-text streams its first words before the hold, like a model cut off mid-answer.
+    const firstDelta = queued.reply.hold === "mid-text" ? body.findIndex((e) => e.text) : -1;
+    const before = firstDelta >= 0 ? [first, ...body.slice(0, firstDelta + 1).map((e) => e.wire)] : [first];
+    const after = body.slice(firstDelta + 1).map((e) => e.wire);
+    for (const wire of before) res.write(wire);
     const closed = new Promise<void>((r) => res.once("close", () => r()));
     await Promise.race([queued.released, closed]);
     if (gone || res.destroyed) return "aborted";
-    if (api === "responses") {
-      for (const event of responseBody(`resp_${id}`, options.model, queued.reply))
-        res.write(encodeResponsesEvent(event));
-    } else {
-      const chunks: ChatCompletionChunk[] = restChunks(`chatcmpl-${id}`, options.model, queued.reply);
-      for (const c of chunks) res.write(encodeChunk(c));
-      res.write(STREAM_DONE);
-    }
+    for (const wire of after) res.write(wire);
     res.end();
     return "completed";
   }
 
+  /** The wire form of one reply: the opening event, then the rest, each marked when it carries text. */
+  function wireEvents(
+    api: Exclude<ModelApi, "other">,
+    id: string,
+    reply: ScriptedReply,
+  ): { first: string; body: { wire: string; text: boolean }[] } {
+    if (api === "responses") {
+      return {
+        first: encodeResponsesEvent(responseCreated(`resp_${id}`, options.model)),
+        body: responseBody(`resp_${id}`, options.model, reply).map((e) => ({
+          wire: encodeResponsesEvent(e),
+          text: e.type === "response.output_text.delta",
+        })),
+      };
+    }
+    if (api === "messages") {
+      return {
+        first: encodeMessagesEvent(messageStart(`msg_${id}`, options.model)),
+        body: messageBody(`msg_${id}`, reply).map((e) => ({
+          wire: encodeMessagesEvent(e),
+          text: e.type === "content_block_delta" && JSON.stringify(e).includes('"text_delta"'),
+        })),
+      };
+    }
+    const chunks: ChatCompletionChunk[] = restChunks(`chatcmpl-${id}`, options.model, reply);
+    return {
+      first: encodeChunk(firstChunk(`chatcmpl-${id}`, options.model)),
+      body: [
+        ...chunks.map((c) => ({ wire: encodeChunk(c), text: JSON.stringify(c.choices).includes('"content"') })),
+        { wire: STREAM_DONE, text: false },
+      ],
+    };
+  }
+
   function answerOther(path: string, res: ServerResponse): void {
+    if (path.endsWith("/messages/count_tokens")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ input_tokens: 12 }));
+      return;
+    }
     if (path.endsWith("/models")) {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(
@@ -197,9 +238,12 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
       const ended = new Promise<ReplyOutcome>((r) => {
         onEnd = r;
       });
-      if (reply.hold !== true) release();
+      if (reply.hold === undefined || reply.hold === false) release();
       queue.push({ reply, onRequest, released, onEnd });
       return { reply, requested, release, ended };
+    },
+    discardQueued() {
+      return queue.splice(0, queue.length).length;
     },
     async close() {
       for (const res of openResponses) res.destroy();

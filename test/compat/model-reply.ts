@@ -6,12 +6,14 @@ export interface ScriptedToolCall {
 
 /**
  * One scripted model reply: text, a tool call, or both (text first). `hold` keeps the response open
- * after its first event until the test releases it, so "a turn is running" can be observed at leisure.
+ * until the test releases it, so "a turn is running" can be observed at leisure: `true` holds after
+ * the stream's first event (nothing answered yet), `"mid-text"` after the first words of the text (a
+ * reply cut off mid-answer).
  */
 export interface ScriptedReply {
   readonly text?: string;
   readonly toolCall?: ScriptedToolCall;
-  readonly hold?: boolean;
+  readonly hold?: boolean | "mid-text";
 }
 
 /** The text deltas a reply streams: the text cut into a few pieces, like a real model's tokens. */

@@ -31,8 +31,10 @@ const CLEARED_VARIABLES = [
   "OPENCODE_CONFIG_DIR",
   "OPENAI_API_KEY",
 ];
-/** The input placeholder opencode draws once it takes input. */
+/** The input placeholder opencode draws once it takes input on a new session. */
 const READY_PLACEHOLDER = "Ask anything";
+/** The footer of a session's view (a resumed session shows its conversation, no placeholder). */
+const READY_SESSION_FOOTER = "ctrl+p commands";
 /** The footer after the first Escape of a running turn: a second one interrupts it. */
 const INTERRUPT_CONFIRM = "esc again to interrupt";
 /** How long opencode may take to ask for the second Escape. */
@@ -45,7 +47,9 @@ const TITLE_REQUEST_MARK = "You are a title generator";
  * `~/.config/opencode/`: with such a file opencode ran an npm install from the public registry.
  */
 export const opencodeDriver: CliDriver = {
-  sessionId: "compat-opencode",
+  sessionPrefix: "compat-opencode",
+  bin: OPENCODE_BIN,
+  version: "1.18.33",
   label: "opencode 1.18.33",
   cli: Cli.OPENCODE,
   model: OPENCODE_MODEL,
@@ -56,18 +60,20 @@ export const opencodeDriver: CliDriver = {
     const home = await mkdtemp(join(tmpdir(), "sa-compat-opencode-home-"));
     const cwd = await realpath(await mkdtemp(join(tmpdir(), "sa-compat-opencode-work-")));
     await writeFile(join(home, ".npmrc"), `registry=${CLOSED_LOOPBACK_REGISTRY}\n`);
+    const command = [
+      "env",
+      ...CLEARED_VARIABLES.flatMap((v) => ["-u", v]),
+      `HOME=${home}`,
+      `OPENCODE_CONFIG_CONTENT=${JSON.stringify(opencodeConfig(mockBaseUrl))}`,
+      `npm_config_registry=${CLOSED_LOOPBACK_REGISTRY}`,
+      ...OFFLINE_SWITCHES,
+      OPENCODE_BIN,
+    ];
     return {
       home,
       cwd,
-      command: [
-        "env",
-        ...CLEARED_VARIABLES.flatMap((v) => ["-u", v]),
-        `HOME=${home}`,
-        `OPENCODE_CONFIG_CONTENT=${JSON.stringify(opencodeConfig(mockBaseUrl))}`,
-        `npm_config_registry=${CLOSED_LOOPBACK_REGISTRY}`,
-        ...OFFLINE_SWITCHES,
-        OPENCODE_BIN,
-      ],
+      command,
+      resumeCommand: [...command, "--continue"],
       backgroundPids: () => [],
       cleanup: async () => {
         await rm(home, { recursive: true, force: true });
@@ -75,7 +81,7 @@ export const opencodeDriver: CliDriver = {
       },
     };
   },
-  isReady: (screen) => screen.includes(READY_PLACEHOLDER),
+  isReady: (screen) => screen.includes(READY_PLACEHOLDER) || screen.includes(READY_SESSION_FOOTER),
   approvalToolCall: (command) => ({
     name: "bash",
     arguments: { command, description: "Write the compat check's marker file" },
@@ -95,6 +101,9 @@ export const opencodeDriver: CliDriver = {
       "opencode to ask for a second Escape",
       INTERRUPT_CONFIRM_TIMEOUT_MS,
     );
+    await tmux.run("send-keys", "-t", target, "Escape");
+  },
+  async cancelApproval(tmux, target) {
     await tmux.run("send-keys", "-t", target, "Escape");
   },
 };

@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * The compatibility suite: real Codex and opencode in tmux, one file per CLI, both at once (each has
+ * The compatibility suite: real Claude Code, Codex and opencode in tmux, one file per CLI, all at once (each has
  * its own Hub, tmux server and mock). Steps of a file share one running CLI, so they run in order.
  */
 export default defineConfig({
@@ -9,7 +9,7 @@ export default defineConfig({
   test: {
     include: ["*.test.ts"],
     pool: "forks",
-    maxWorkers: 2,
+    maxWorkers: 3,
     fileParallelism: true,
     reporters: ["default"],
   },

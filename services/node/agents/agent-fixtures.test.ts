@@ -29,6 +29,10 @@ interface FixtureCase {
   readonly cwd?: string;
   readonly seen?: string;
   readonly logOlderThanProcess?: boolean;
+  /** claude: the sessions file's status changed after the transcript's last record (statusUpdatedAt). */
+  readonly statusChangedAfterLog?: boolean;
+  /** The native log was last written a minute ago (it has been quiet). */
+  readonly logQuiet?: boolean;
   /** opencode: rewrite the newest assistant message as finished or failed. */
   readonly finishNewest?: string;
   readonly errorNewest?: string;
@@ -45,8 +49,11 @@ interface FixtureCase {
 const PID = 424242;
 const HOUR_MS = 3_600_000;
 const FIXTURE_CWD = "/home/me/proj";
-/** A time before every row of the opencode fixtures. */
-const OPENCODE_ROWS_EPOCH_MS = Date.UTC(2026, 0, 1);
+/**
+ * When the fixtures' CLI process started: before every record in them (their records carry their own
+ * times, and a turn opened before the process started belongs to an earlier run).
+ */
+const FIXTURE_PROCESS_START_MS = Date.UTC(2025, 0, 1);
 const temps: string[] = [];
 
 afterAll(async () => {
@@ -70,9 +77,7 @@ for (const { cli, module, argv } of CLIS) {
         const home = await mkdtemp(join(tmpdir(), `sa-fixture-${cli}-`));
         temps.push(home);
         const cwd = fixture.cwd ?? FIXTURE_CWD;
-        // opencode rows carry their own (2026-02) times; the logs written here are "now".
-        const before = cli === "opencode" ? OPENCODE_ROWS_EPOCH_MS : Date.now() - HOUR_MS;
-        const processStart = new Date(fixture.logOlderThanProcess ? Date.now() + HOUR_MS : before);
+        const processStart = new Date(fixture.logOlderThanProcess ? Date.now() + HOUR_MS : FIXTURE_PROCESS_START_MS);
         await placeNativeState(cli, dir, home, fixture, processStart);
         const screen = await screenText(dir, fixture.screen);
         const context = makeContext({ home, cwd, argv, title: fixture.title ?? "", screen, processStart });
@@ -108,12 +113,13 @@ async function placeNativeState(
       await mkdir(join(home, ".claude", "sessions"), { recursive: true });
       const body = { pid: PID, sessionId, cwd: FIXTURE_CWD, startedAt: processStart.getTime(), version: "2.1.332" };
       const waiting = fixture.sessions === "waiting" ? { waitingFor: "permission prompt" } : {};
+      const changed = fixture.statusChangedAfterLog ? { statusUpdatedAt: Date.now() } : {};
       await writeFile(
         join(home, ".claude", "sessions", `${PID}.json`),
-        JSON.stringify({ ...body, status: fixture.sessions, ...waiting }),
+        JSON.stringify({ ...body, status: fixture.sessions, ...waiting, ...changed }),
       );
     }
-    if (fixture.log && fixture.sessions === "idle") {
+    if (fixture.log && (fixture.sessions === "idle" || fixture.logQuiet)) {
       // Settled: the transcript has been quiet for a while, as after a real turn end.
       const past = new Date(Date.now() - 60_000);
       await utimes(join(projects, `${sessionId}.jsonl`), past, past);
@@ -202,5 +208,7 @@ function makeContext(options: {
     processStart: options.processStart,
     env: async () => ({ HOME: options.home }),
     screen: async () => options.screen,
+    visibleScreen: async () => `${options.title}\n${options.screen}`,
+    siblings: [],
   };
 }

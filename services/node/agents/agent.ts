@@ -15,6 +15,18 @@ export const SCREEN_RECHECK_MS = 1_000;
  */
 export const PROCESS_START_SLACK_MS = 1_000;
 
+/**
+ * Slack when deciding that a turn opened before its process started (a resumed conversation's last
+ * turn): start times are exact to a clock tick (10 ms) and a CLI takes seconds to take its first
+ * prompt, so a turn opened more than this before the start was an earlier process's.
+ */
+export const TURN_BEFORE_START_SLACK_MS = 250;
+
+/** True when a turn opened at `openedAtMs` (0: unknown) belongs to a run before `processStart`. */
+export function openedBeforeStart(openedAtMs: number, processStart: Date): boolean {
+  return openedAtMs > 0 && openedAtMs < processStart.getTime() - TURN_BEFORE_START_SLACK_MS;
+}
+
 /** True when a native log written at `mtimeMs` can describe a process started at `processStart`. */
 export function writtenSince(mtimeMs: number, processStart: Date): boolean {
   return mtimeMs >= processStart.getTime() - PROCESS_START_SLACK_MS;
@@ -35,6 +47,21 @@ export interface AgentContext {
    * Pass 0 when the native state just changed and a prompt may have appeared with it.
    */
   readonly screen: (maxAgeMs?: number) => Promise<string>;
+  /**
+   * The pane's title and its whole visible screen, ANSI stripped, from the same cached read as
+   * `screen`: where prompts typed into the pane show, for telling which native log is this pane's.
+   */
+  readonly visibleScreen: (maxAgeMs?: number) => Promise<string>;
+  /**
+   * The other panes in the same folder (`pane_current_path`) whose CLI this module recognised: several
+   * instances of one CLI in a folder must each be bound to their own native state.
+   */
+  readonly siblings: readonly ProcessInfo[];
+}
+
+/** The identity of a CLI process across polls: its pid and start time (a reused pid differs). */
+export function processKey(process: ProcessInfo): string {
+  return `${process.pid}:${process.startTicks}`;
 }
 
 /** A visible question on screen. */

@@ -24,3 +24,18 @@ export function programNames(process: ProcessInfo): { names: ReadonlySet<string>
   }
   return { names, script: "" };
 }
+
+/**
+ * The value of an option in an argv (`--name value` or `--name=value`), for CLIs started on a named
+ * session (`--session <id>`); "" when absent.
+ */
+export function optionValue(argv: readonly string[], names: readonly string[]): string {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    for (const name of names) {
+      if (arg === name) return argv[i + 1] ?? "";
+      if (name.startsWith("--") && arg.startsWith(`${name}=`)) return arg.slice(name.length + 1);
+    }
+  }
+  return "";
+}

@@ -16,7 +16,7 @@ import { type PaneInfo, paneStamp } from "../tmux/panes.js";
 import type { SessionInspector, SessionObservation } from "./observation.js";
 import { PathWatcher } from "./path-watcher.js";
 import { decideStatus } from "./precedence.js";
-import { readPaneBottom } from "./screen.js";
+import { paneBottom, readPaneScreen } from "./screen.js";
 import { isShell, programName } from "./shells.js";
 
 /** Clock ticks per second for `/proc/<pid>/stat` start times (USER_HZ, 100 on Linux). */
@@ -150,8 +150,10 @@ export class StatusEngine implements SessionInspector {
     const now = Date.now();
     const out = new Map<string, SessionObservation>();
     const toRead: [string, PaneInfo, string][] = [];
+    const folders = folderCensus(panes.values());
     for (const [session, pane] of panes) {
-      const stamp = `${paneStamp(pane)}\0${seen.get(session) ?? ""}`;
+      // Another pane opening or leaving the folder may change which native log is this pane's.
+      const stamp = `${paneStamp(pane)}\0${seen.get(session) ?? ""}\0${folders.get(pane.paneCurrentPath) ?? ""}`;
       const cached = this.watcher ? this.settled.get(pane.paneId) : undefined;
       if (
         cached &&
@@ -170,10 +172,12 @@ export class StatusEngine implements SessionInspector {
       live,
     );
     let fastPoll = false;
+    const livePanes = [...panes.values()];
     await Promise.all(
       toRead.map(async ([session, pane, stamp]) => {
         const generation = this.generation(pane.paneId);
-        const read = await this.inspectPane(pane, processes.get(pane.paneId), seen.get(session) ?? "");
+        const siblings = this.siblingsOf(pane, processes.get(pane.paneId), livePanes);
+        const read = await this.inspectPane(pane, processes.get(pane.paneId), seen.get(session) ?? "", siblings);
         const before = this.previous.get(pane.paneId);
         const observation = before && sameObservation(before, read.observation) ? before : read.observation;
         this.previous.set(pane.paneId, observation);
@@ -265,10 +269,24 @@ export class StatusEngine implements SessionInspector {
     return result;
   }
 
+  /** The CLI processes of the same module in other panes of `pane`'s folder (cached process trees). */
+  private siblingsOf(pane: PaneInfo, processes: PaneProcesses | undefined, live: readonly PaneInfo[]): ProcessInfo[] {
+    const agent = processes?.found?.agent;
+    if (!agent) return [];
+    const out: ProcessInfo[] = [];
+    for (const other of live) {
+      if (other.paneId === pane.paneId || other.paneCurrentPath !== pane.paneCurrentPath || other.paneDead) continue;
+      const found = this.paneProcesses.get(other.paneId)?.found;
+      if (found?.agent === agent) out.push(found.process);
+    }
+    return out;
+  }
+
   private async inspectPane(
     pane: PaneInfo,
     processes: PaneProcesses | undefined,
     seenId: string,
+    siblings: readonly ProcessInfo[],
   ): Promise<PaneInspection> {
     const found = processes?.found;
     const system = SYSTEM_SESSION_NAMES.has(pane.sessionName);
@@ -293,7 +311,7 @@ export class StatusEngine implements SessionInspector {
     }
     if (found && !system) {
       let screenRead = false;
-      const context = this.contextFor(pane, found.process, () => {
+      const context = this.contextFor(pane, found.process, siblings, () => {
         screenRead = true;
       });
       const signals = await found.agent.observe(context);
@@ -376,28 +394,41 @@ export class StatusEngine implements SessionInspector {
     return undefined;
   }
 
-  private contextFor(pane: PaneInfo, process: ProcessInfo, onScreenRead: () => void): AgentContext {
+  private contextFor(
+    pane: PaneInfo,
+    process: ProcessInfo,
+    siblings: readonly ProcessInfo[],
+    onScreenRead: () => void,
+  ): AgentContext {
     let screen: Promise<string> | undefined;
+    const whole = (maxAgeMs: number) => {
+      onScreenRead();
+      screen ??= this.screenOf(pane, maxAgeMs);
+      return screen;
+    };
     return {
       pane,
       process,
-      processStart: new Date(this.bootTime() + (process.startTicks / CLOCK_TICKS_PER_SECOND) * 1000),
-      screen: (maxAgeMs = SCREEN_RECHECK_MS) => {
-        onScreenRead();
-        screen ??= this.screenOf(pane, maxAgeMs);
-        return screen;
-      },
+      siblings,
+      processStart: this.processStart(process),
+      screen: async (maxAgeMs = SCREEN_RECHECK_MS) => paneBottom(await whole(maxAgeMs)),
+      visibleScreen: async (maxAgeMs = SCREEN_RECHECK_MS) => `${pane.paneTitle}\n${await whole(maxAgeMs)}`,
       env: () => this.environmentOf(process),
     };
   }
 
-  /** The pane bottom, reused when read less than `maxAgeMs` ago and the pane shows nothing new. */
+  /** When a process started, from its start time in clock ticks since boot. */
+  private processStart(process: ProcessInfo): Date {
+    return new Date(this.bootTime() + (process.startTicks / CLOCK_TICKS_PER_SECOND) * 1000);
+  }
+
+  /** The pane's visible screen, reused when read less than `maxAgeMs` ago and the pane shows nothing new. */
   private screenOf(pane: PaneInfo, maxAgeMs: number): Promise<string> {
     const key = `${pane.sessionActivity}|${pane.paneTitle}|${pane.windowWidth}x${pane.windowHeight}|${pane.alternateOn}`;
     const cached = this.screens.get(pane.paneId);
     const now = Date.now();
     if (cached && cached.key === key && now - cached.at < maxAgeMs) return cached.text;
-    const text = readPaneBottom(this.options.tmux, pane.paneId).catch(() => "");
+    const text = readPaneScreen(this.options.tmux, pane.paneId).catch(() => "");
     this.screens.set(pane.paneId, { key, at: now, text });
     return text;
   }
@@ -422,6 +453,20 @@ export class StatusEngine implements SessionInspector {
     }
     return this.bootTimeMs;
   }
+}
+
+/**
+ * Per folder (`pane_current_path`), the panes in it with their process and command: a pane's settled
+ * observation is read again when this changes for its folder (a second instance of a CLI opened there).
+ */
+function folderCensus(panes: Iterable<PaneInfo>): Map<string, string> {
+  const census = new Map<string, string>();
+  for (const pane of panes) {
+    const entry = `${pane.paneId}:${pane.panePid}:${pane.paneCurrentCommand}`;
+    const before = census.get(pane.paneCurrentPath);
+    census.set(pane.paneCurrentPath, before === undefined ? entry : `${before},${entry}`);
+  }
+  return census;
 }
 
 /** True when two observations say the same (field by field; times by value). */

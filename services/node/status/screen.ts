@@ -4,11 +4,15 @@ import type { TmuxClient } from "../tmux/client.js";
 export const SCREEN_BOTTOM_LINES = 30;
 
 /**
- * The bottom of a pane's visible screen as plain text (tmux renders it without escapes), trailing
- * blank lines removed, at most SCREEN_BOTTOM_LINES lines.
+ * A pane's whole visible screen as plain text (tmux renders it without escapes), trailing blank lines
+ * removed. Only the visible area: never the history, whose capture can block the tmux server.
  */
-export async function readPaneBottom(tmux: TmuxClient, paneId: string): Promise<string> {
+export async function readPaneScreen(tmux: TmuxClient, paneId: string): Promise<string> {
   const text = await tmux.run(["capture-pane", "-p", "-t", paneId]);
-  const lines = text.replace(/\s+$/, "").split("\n");
-  return lines.slice(-SCREEN_BOTTOM_LINES).join("\n");
+  return text.replace(/\s+$/, "");
+}
+
+/** The bottom SCREEN_BOTTOM_LINES lines of a screen read by `readPaneScreen`. */
+export function paneBottom(screen: string): string {
+  return screen.split("\n").slice(-SCREEN_BOTTOM_LINES).join("\n");
 }

@@ -32,6 +32,9 @@ export function encodeProjectDir(cwd) {
 }
 
 class ClaudeAdapter {
+  /** Esc before the first reply puts the prompt back into the input box (2.1.332). */
+  returnsUnansweredPrompt = true;
+
   constructor() {
     this.configDir = process.env.CLAUDE_CONFIG_DIR || join(homedir(), ".claude");
     this.sessionId = randomUUID();
@@ -59,6 +62,7 @@ class ClaudeAdapter {
       status,
       ...(waitingFor ? { waitingFor } : {}),
       updatedAt: Date.now(),
+      statusUpdatedAt: Date.now(),
     };
     // Rewritten in place like the real CLI (not atomically): readers must cope with a torn read.
     writeFileSync(this.sessionsFile, JSON.stringify(body));
@@ -174,7 +178,12 @@ class ClaudeAdapter {
     }, TURN_END_LAG_MS);
   }
 
-  turnInterrupted(_app, pending) {
+  turnInterrupted(_app, pending, answered) {
+    if (!answered) {
+      // Esc before the model's first reply writes nothing (FORMATS.md); the sessions file turns idle.
+      this.writeSessionsFile("idle");
+      return;
+    }
     if (pending) {
       this.envelope("user", {
         message: {

@@ -28,8 +28,9 @@ function hasWord(text, word) {
  * Runs a stand-in: `adapter` supplies `render(app)`, and log hooks `started(app)`,
  * `turnStarted(app, prompt)`, `toolCall(app, call)`, `approvalWaiting(app, call, waiting)`,
  * `toolResult(app, call, output, isError)`, `reply(app, text)`, `turnCompleted(app, ms)`,
- * `turnInterrupted(app, pendingCall)`, `apiError(app, message)`, `exiting(app)`; optional
- * `historyAdded(app, item)` for CLIs that print history into the scrollback.
+ * `turnInterrupted(app, pendingCall, answered)`, `apiError(app, message)`, `exiting(app)`; optional
+ * `historyAdded(app, item)` for CLIs that print history into the scrollback, and
+ * `returnsUnansweredPrompt` for CLIs that put a prompt interrupted before any output back in the input box.
  */
 export class StandIn {
   constructor(adapter) {
@@ -103,6 +104,9 @@ export class StandIn {
       case "backspace":
         this.input = this.input.slice(0, -1);
         break;
+      case "kill-line":
+        this.input = "";
+        break;
       case "escape":
         if (this.turn) this.turn.controller.abort(new Error("interrupted"));
         break;
@@ -130,7 +134,8 @@ export class StandIn {
   async runTurn(prompt) {
     const controller = new AbortController();
     const signal = controller.signal;
-    this.turn = { controller, started: Date.now(), prompt, pending: undefined, answer: undefined };
+    // `answered`: the "model" produced output (a tool call, text or an error) in this turn.
+    this.turn = { controller, started: Date.now(), prompt, pending: undefined, answer: undefined, answered: false };
     this.mode = "working";
     this.add("user", prompt);
     this.adapter.turnStarted(this, prompt);
@@ -141,6 +146,7 @@ export class StandIn {
     this.redraw();
     try {
       await sleep(THINK_MS, signal);
+      this.turn.answered = true;
       if (hasWord(prompt, "error")) {
         const message = 'API Error: 529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}';
         this.add("error", message);
@@ -163,8 +169,15 @@ export class StandIn {
       this.finish();
     } catch {
       const pending = this.turn.pending;
-      this.add("interrupted", pending ? "tool" : "turn");
-      this.adapter.turnInterrupted(this, pending);
+      const answered = this.turn.answered;
+      if (!answered && this.adapter.returnsUnansweredPrompt) {
+        // Claude Code: Esc before the first reply takes the prompt back into the input box.
+        this.items.splice(this.items.lastIndexOf(this.items.findLast((i) => i.kind === "user")), 1);
+        this.input = prompt;
+      } else {
+        this.add("interrupted", pending ? "tool" : "turn");
+      }
+      this.adapter.turnInterrupted(this, pending, answered);
       this.finish();
     } finally {
       clearInterval(spinner);

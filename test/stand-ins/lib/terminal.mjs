@@ -12,7 +12,7 @@ const CONTROL_SEQUENCE = new RegExp(`^${ESC}(\\[[0-9;?]*[ -/]*[@-~]|O.)`);
 /**
  * Reads keys from a raw-mode stdin and calls `onKey` with one of:
  * `{type:"text", text}` (typed characters or a whole bracketed paste), `{type:"enter"}`,
- * `{type:"escape"}`, `{type:"backspace"}`, `{type:"ctrl-c"}`.
+ * `{type:"escape"}`, `{type:"backspace"}`, `{type:"ctrl-c"}`, `{type:"kill-line"}` (Ctrl-U).
  * Cursor keys and other sequences are ignored.
  */
 export function readKeys(onKey) {
@@ -54,6 +54,7 @@ export function readKeys(onKey) {
       if (ch === "\r" || ch === "\n") onKey({ type: "enter" });
       else if (ch === "\x7f" || ch === "\b") onKey({ type: "backspace" });
       else if (ch === "\x03") onKey({ type: "ctrl-c" });
+      else if (ch === "\x15") onKey({ type: "kill-line" });
       else if (ch >= " ") onKey({ type: "text", text: ch });
     }
   });

@@ -55,6 +55,16 @@ const KNOWN_TOOLS = new Set([
   "WebSearch",
   "Write",
 ]);
+/**
+ * A collapsed tool group under a prompt (2.1.x): `  Ran 1 shell command`, `  Did not run 1 call`,
+ * `  Read 2 files`; the commands follow as `  ⎿  $ …` lines.
+ */
+const TOOL_SUMMARY =
+  /^ {2}(?:Ran|Did not run|Read|Reading|Wrote|Edited|Updated|Searched|Fetched|Listed|Found|Called|Created) \d+ \S/;
+/** A tool's command under its group or description: `  ⎿  $ echo …`. */
+const COMMAND_RESULT = /^\s*⎿\s+\$ /;
+/** A notice Claude draws under an interrupted message. */
+const INTERRUPT_NOTICE = /^Interrupted\b/;
 /** The "press a key to see more" hint Claude appends to folded output. */
 const EXPAND_HINT = /\s*\((?:ctrl|ctrl\+\w)\s*\+?\s*\w+ to (?:expand|see all)\)$/;
 
@@ -102,14 +112,51 @@ function parseBlocks(lines: readonly string[]): ParsedMessage[] {
 }
 
 function userMessages(lines: readonly string[]): ParsedMessage[] {
-  const notice = lines.findIndex((l, i) => i > 0 && RESULT_MARK.test(l));
-  const prompt = notice < 0 ? lines : lines.slice(0, notice);
+  // The prompt ends at a notice (`⎿`), a collapsed tool group, or a running tool's description (a
+  // line whose next one is its `⎿  $ command`).
+  const end = lines.findIndex(
+    (l, i) =>
+      i > 0 &&
+      (RESULT_MARK.test(l) ||
+        TOOL_SUMMARY.test(l) ||
+        (l.startsWith("  ") && !isBlank(l) && COMMAND_RESULT.test(lines[i + 1] ?? ""))),
+  );
+  const prompt = end < 0 ? lines : lines.slice(0, end);
   const out: ParsedMessage[] = [
     { role: ChatRole.USER, text: joinText([prompt[0] ?? "", ...dedent(prompt.slice(1), 2)]) },
   ];
-  if (notice >= 0) {
-    const text = resultText(lines.slice(notice));
+  if (end < 0) return out;
+  const rest = lines.slice(end);
+  if (RESULT_MARK.test(rest[0] ?? "")) {
+    // Notices only (an interrupt, an API error): one system message, as older builds draw them.
+    const text = resultText(rest);
     if (text !== "") out.push({ role: ChatRole.SYSTEM, text });
+    return out;
+  }
+  let i = 0;
+  while (i < rest.length) {
+    const line = rest[i] ?? "";
+    if (isBlank(line)) {
+      i++;
+      continue;
+    }
+    if (RESULT_MARK.test(line)) {
+      let j = i + 1;
+      while (j < rest.length && !RESULT_MARK.test(rest[j] ?? "") && !TOOL_SUMMARY.test(rest[j] ?? "")) j++;
+      const text = resultText(rest.slice(i, j));
+      if (text !== "") out.push({ role: ChatRole.SYSTEM, text });
+      i = j;
+      continue;
+    }
+    // A tool group (or a running tool's description) and the commands drawn under it.
+    const commands: string[] = [];
+    let j = i + 1;
+    while (j < rest.length && COMMAND_RESULT.test(rest[j] ?? "")) {
+      commands.push(RESULT_MARK.exec(rest[j] ?? "")?.[1]?.trim() ?? "");
+      j++;
+    }
+    out.push({ role: ChatRole.TOOL, toolName: "", toolTarget: "", text: [line.trim(), ...commands].join("\n") });
+    i = j;
   }
   return out;
 }
@@ -120,6 +167,12 @@ function agentMessage(lines: readonly string[]): ParsedMessage[] {
   const head = [headLines[0] ?? "", ...dedent(headLines.slice(1), 2).map((l) => l.trim())].join(" ").trim();
   const call = TOOL_CALL.exec(head);
   const known = call && KNOWN_TOOLS.has(call[1] ?? "");
+  const notice = result >= 0 ? resultText(lines.slice(result)) : "";
+  if (!call && INTERRUPT_NOTICE.test(notice)) {
+    // An answer cut off by Esc: its text so far, then the notice.
+    const text = joinText([lines[0] ?? "", ...dedent(lines.slice(1, result), 2)]);
+    return [...(text === "" ? [] : [{ role: ChatRole.ASSISTANT, text }]), { role: ChatRole.SYSTEM, text: notice }];
+  }
   if (result >= 0 || known) {
     if (result >= 0 || headLines.slice(1).every(isBlank)) {
       return [

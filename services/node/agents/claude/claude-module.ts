@@ -1,19 +1,23 @@
-import { basename, dirname, join } from "node:path";
+import { basename, join } from "node:path";
 import { Cli, PromptKind } from "../../../../gen/staragent/v1/session_pb.js";
 import {
   type AgentContext,
   type AgentModule,
   type AgentSignals,
   observeSafely,
+  openedBeforeStart,
+  PROCESS_START_SLACK_MS,
   type PromptSignal,
+  processKey,
   writtenSince,
 } from "../agent.js";
+import { LogBinder } from "../log-binding.js";
 import { LogFollower } from "../log-follower.js";
 import type { ProcessInfo } from "../process-table.js";
 import { programNames } from "../program.js";
 import { arrayField, objects, stringField } from "../record-fields.js";
 import { claudeScreenPrompt, claudeScreenWorking, claudeTitleWorking } from "./screen.js";
-import { readLiveState, sessionsFilePath } from "./sessions-file.js";
+import { type ClaudeLiveState, readLiveState, sessionsFilePath } from "./sessions-file.js";
 import { type ClaudeTurnState, claudeTranscriptReducer, type PendingTool } from "./transcript.js";
 import { TranscriptFinder } from "./transcript-finder.js";
 
@@ -23,6 +27,12 @@ import { TranscriptFinder } from "./transcript-finder.js";
  * quiet this long (Claude Code writes turn ends lazily, 0.2 to 1 s late), then as completed.
  */
 const TRANSCRIPT_SETTLE_MS = 3_000;
+/**
+ * Without a sessions file, how long a prompt nobody answered must have been quiet before a quiet
+ * screen means the turn was interrupted (Esc before the first reply writes nothing): the spinner is
+ * drawn at once, but the screen read may predate it.
+ */
+const UNANSWERED_SETTLE_MS = 1_500;
 
 /** The config folder of a Claude Code process: `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`. */
 export function claudeConfigDir(env: Readonly<Record<string, string | undefined>>): string {
@@ -44,13 +54,16 @@ function toolQuestion(pending: readonly PendingTool[]): PromptSignal | undefined
 /**
  * Claude Code: recognised by its argv (`claude`, or node running `@anthropic-ai/claude-code`); status
  * from `sessions/<pid>.json` (2.1.x) where present, the transcript always (turn identity = uuid of the
- * prompt that opened the turn), and the pane bottom for approval, plan and trust prompts.
+ * prompt that opened the turn), and the pane bottom for approval, plan and trust prompts. Without a
+ * sessions file (before 2.1) a process is bound to its own transcript by `LogBinder`: the folder's
+ * newest when it is the only Claude Code there, else the one whose newest prompt its pane shows.
  */
 export class ClaudeModule implements AgentModule {
   readonly cli = Cli.CLAUDE;
   readonly name = "claude";
   private readonly transcripts = new LogFollower(claudeTranscriptReducer);
   private readonly finder = new TranscriptFinder();
+  private readonly binder = new LogBinder();
 
   recognises(process: ProcessInfo): boolean {
     const { names, script } = programNames(process);
@@ -61,50 +74,94 @@ export class ClaudeModule implements AgentModule {
     return observeSafely("Claude Code", () => this.read(context));
   }
 
+  /** The transcript of the pane's process, and how it was bound. */
+  private async bind(
+    context: AgentContext,
+    configDir: string,
+    live: ClaudeLiveState | undefined,
+  ): Promise<{ path: string | undefined; how: string; dir: string | undefined; screenRead: boolean }> {
+    const { process, pane, processStart } = context;
+    const dir = await this.finder.projectDir(configDir, live?.cwd || pane.paneCurrentPath);
+    if (!dir) return { path: undefined, how: "no project folder yet", dir, screenRead: false };
+    const explicit = live
+      ? { key: join(dir, `${live.sessionId}.jsonl`), how: `sessions/${process.pid}.json names it` }
+      : undefined;
+    const siblings = context.siblings.map(processKey);
+    const files = explicit ? [] : await this.finder.writtenSince(dir, processStart.getTime() - PROCESS_START_SLACK_MS);
+    const candidates = await Promise.all(
+      files.map(async (f) => ({
+        key: f.path,
+        updatedMs: f.mtimeMs,
+        // Prompts are compared only when instances share the folder.
+        newestPrompt: siblings.length > 0 ? ((await this.transcripts.read(f.path))?.state.promptText ?? "") : "",
+      })),
+    );
+    const binding = await this.binder.bind({
+      process: processKey(process),
+      siblings,
+      candidates,
+      explicit,
+      screen: () => context.visibleScreen(0),
+    });
+    return { path: binding.key, how: binding.how, dir, screenRead: binding.screenRead };
+  }
+
   private async read(context: AgentContext): Promise<AgentSignals> {
     const { process, pane, processStart } = context;
     const configDir = claudeConfigDir(await context.env());
     const live = await readLiveState(configDir, process.pid);
-    const path = await this.finder.find(
-      `${process.pid}:${process.startTicks}`,
-      configDir,
-      live?.cwd || pane.paneCurrentPath,
-      live?.sessionId,
-    );
-    const log = path ? await this.transcripts.read(path) : undefined;
+    const bound = await this.bind(context, configDir, live);
+    const log = bound.path ? await this.transcripts.read(bound.path) : undefined;
     const fresh = log && writtenSince(log.mtimeMs, processStart) ? log : undefined;
-    const state: ClaudeTurnState | undefined = fresh?.state;
+    // A turn opened before this process started belongs to an earlier run (a resumed conversation).
+    const earlier = fresh !== undefined && openedBeforeStart(fresh.state.promptAt, processStart);
+    const state: ClaudeTurnState | undefined = earlier ? undefined : fresh?.state;
     const details: string[] = [];
     if (live) details.push(`sessions/${process.pid}.json: ${live.status || "unknown"}`);
-    if (fresh) details.push(`transcript ${basename(fresh.path)}: ${fresh.state.decidedBy}`);
-    else if (log) details.push(`transcript ${basename(log.path)} predates the process`);
-    else details.push("no transcript yet");
+    if (fresh) {
+      details.push(
+        `transcript ${basename(fresh.path)} (${bound.how}): ${earlier ? "its newest turn predates this process" : fresh.state.decidedBy}`,
+      );
+    } else if (log) details.push(`transcript ${basename(log.path)} predates the process`);
+    else details.push(`no transcript (${bound.how})`);
 
     let turn: AgentSignals["turn"] = state?.turn ?? "none";
     if (live?.status === "busy" || live?.status === "waiting") turn = "active";
-    else if (
-      live?.status === "idle" &&
-      turn === "active" &&
-      fresh &&
-      Date.now() - fresh.mtimeMs > TRANSCRIPT_SETTLE_MS
-    ) {
-      turn = "completed";
+    else if (live?.status === "idle" && turn === "active" && state && fresh) {
+      // Esc before the model's first reply writes nothing to the transcript (FORMATS.md): the
+      // sessions file turned idle after the prompt, and nothing answered it.
+      if (!state.answered && live.statusSince > state.promptAt) turn = "interrupted";
+      // Settled: a turn the model answered completed; one nothing answered was interrupted (builds
+      // whose sessions file has no statusUpdatedAt).
+      else if (Date.now() - fresh.mtimeMs > TRANSCRIPT_SETTLE_MS) turn = state.answered ? "completed" : "interrupted";
     }
 
     let prompt = turn === "active" && state ? toolQuestion(state.pending) : undefined;
     const pendingTool = (state?.pending.length ?? 0) > 0;
+    const unanswered = !live && turn === "active" && state !== undefined && !state.answered && fresh !== undefined;
     const needScreen =
       !prompt &&
-      (live?.status === "waiting" || !fresh || (!live && turn === "active" && (pendingTool || state?.ambiguousEnd)));
+      (live?.status === "waiting" ||
+        !fresh ||
+        (!live && turn === "active" && (pendingTool || state?.ambiguousEnd || unanswered)));
     if (needScreen) {
       const screen = await context.screen(fresh?.reread ? 0 : undefined);
       prompt = claudeScreenPrompt(screen);
       if (!prompt && live?.status === "waiting") {
-        prompt = { kind: PromptKind.APPROVAL, text: `waiting for ${live.waitingFor || "input"}` };
+        // 2.1.332 waits for a "permission prompt" (approval) or "input needed" (AskUserQuestion, whose
+        // tool call may reach the transcript a moment after the sessions file says so).
+        const approval = live.waitingFor === "" || live.waitingFor.includes("permission");
+        prompt = {
+          kind: approval ? PromptKind.APPROVAL : PromptKind.QUESTION,
+          text: `waiting for ${live.waitingFor || "input"}`,
+        };
       }
       const working = claudeScreenWorking(screen) || claudeTitleWorking(pane.paneTitle);
       if (!fresh && !live && working) turn = "active";
       if (!live && state?.ambiguousEnd && turn === "active" && !working) turn = "completed";
+      if (unanswered && !working && !prompt && fresh && Date.now() - fresh.mtimeMs > UNANSWERED_SETTLE_MS) {
+        turn = "interrupted";
+      }
       details.push(prompt ? "prompt on screen" : working ? "working on screen" : "screen quiet");
     }
     const promptUuid = state?.promptUuid ?? "";
@@ -116,7 +173,7 @@ export class ClaudeModule implements AgentModule {
       lastActivity: fresh ? new Date(fresh.mtimeMs) : undefined,
       lastUserTurn: promptUuid,
       hasNativeLog: true,
-      statePaths: [sessionsFilePath(configDir, process.pid), path ? dirname(path) : join(configDir, "projects")],
+      statePaths: [sessionsFilePath(configDir, process.pid), bound.dir ?? join(configDir, "projects")],
     };
   }
 }

@@ -14,6 +14,8 @@ export interface ClaudeLiveState {
   readonly status: "idle" | "busy" | "waiting" | "";
   /** What it waits for when `status` is `waiting` (e.g. `permission prompt`). */
   readonly waitingFor: string;
+  /** When `status` last changed (ms since the epoch; 0 when the file does not say). */
+  readonly statusSince: number;
 }
 
 /** The path of the live state file of Claude Code process `pid`. */
@@ -43,5 +45,11 @@ export async function readLiveState(configDir: string, pid: number): Promise<Cla
     cwd: stringField(record, "cwd"),
     status: status === "idle" || status === "busy" || status === "waiting" ? status : "",
     waitingFor: stringField(record, "waitingFor"),
+    statusSince: numberField(record, "statusUpdatedAt") || numberField(record, "updatedAt"),
   };
+}
+
+function numberField(record: Readonly<Record<string, unknown>>, key: string): number {
+  const value = record[key];
+  return typeof value === "number" && Number.isFinite(value) ? value : 0;
 }

@@ -1,6 +1,5 @@
 import { readdir, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { FileBinder } from "../file-binder.js";
 
 /** Longest transcript folder name before Claude Code cuts it and appends a hash (2.1.x). */
 const MAX_PROJECT_DIR_CHARS = 200;
@@ -10,14 +9,17 @@ export function encodeProjectDir(cwd: string): string {
   return cwd.replace(/[^A-Za-z0-9]/g, "-");
 }
 
+/** A transcript file and its newest write. */
+export interface TranscriptFile {
+  readonly path: string;
+  readonly mtimeMs: number;
+}
+
 /**
- * Finds the transcript a Claude Code process writes: `projects/<enc>/<sessionId>.jsonl` when the live
- * sessions file names the session, else the newest `*.jsonl` (not a subagent's `agent-*.jsonl`) in
- * the folder of the pane's cwd.
+ * Finds where a Claude Code process's transcripts are: `projects/<enc(start cwd)>/`, and in it the
+ * session transcripts (`<sessionId>.jsonl`, never a subagent's `agent-*.jsonl`) written since a time.
  */
 export class TranscriptFinder {
-  private readonly binder = new FileBinder();
-
   /** The project folder for `cwd` under `configDir` (undefined when it does not exist yet). */
   async projectDir(configDir: string, cwd: string): Promise<string | undefined> {
     const resolved = await realpath(cwd).catch(() => cwd);
@@ -31,23 +33,18 @@ export class TranscriptFinder {
     return found ? join(projects, found) : undefined;
   }
 
-  /** The transcript path for a process (`key` identifies it), or undefined when none is known. */
-  async find(key: string, configDir: string, cwd: string, sessionId: string | undefined): Promise<string | undefined> {
-    const dir = await this.projectDir(configDir, cwd);
-    if (!dir) return undefined;
-    if (sessionId) return join(dir, `${sessionId}.jsonl`);
-    return this.binder.bind(key, [dir], () => newestTranscript(dir));
+  /** The session transcripts in `dir` last written at or after `sinceMs`. */
+  async writtenSince(dir: string, sinceMs: number): Promise<TranscriptFile[]> {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    const out: TranscriptFile[] = [];
+    await Promise.all(
+      names.map(async (name) => {
+        if (!name.endsWith(".jsonl") || name.startsWith("agent-")) return;
+        const path = join(dir, name);
+        const info = await stat(path).catch(() => undefined);
+        if (info?.isFile() && info.mtimeMs >= sinceMs) out.push({ path, mtimeMs: info.mtimeMs });
+      }),
+    );
+    return out;
   }
-}
-
-async function newestTranscript(dir: string): Promise<string | undefined> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  let best: { path: string; mtimeMs: number } | undefined;
-  for (const name of names) {
-    if (!name.endsWith(".jsonl") || name.startsWith("agent-")) continue;
-    const path = join(dir, name);
-    const info = await stat(path).catch(() => undefined);
-    if (info?.isFile() && (!best || info.mtimeMs > best.mtimeMs)) best = { path, mtimeMs: info.mtimeMs };
-  }
-  return best?.path;
 }

@@ -5,6 +5,8 @@ import { arrayField, objectField, objects, stringField } from "../record-fields.
 const INTERRUPT_PREFIX = "[Request interrupted by user";
 /** Local slash-command and `!` bash-mode output: the command ran without a model turn. */
 const LOCAL_OUTPUT = /^<(local-command-std(out|err)|bash-std(out|err))>/;
+/** A slash command as the transcript records it: `<command-name>/clear</command-name>…`. */
+const COMMAND_NAME = /^<command-name>([^<]*)<\/command-name>/;
 
 /** A tool call waiting for its result. */
 export interface PendingTool {
@@ -18,6 +20,12 @@ export interface ClaudeTurnState {
   readonly turn: "active" | "completed" | "interrupted" | "none";
   /** uuid of the prompt that opened the newest turn: the turn's identity ("" when none seen). */
   readonly promptUuid: string;
+  /** The text of that prompt as the pane shows it (a slash command by its name), "" when unknown. */
+  readonly promptText: string;
+  /** When that prompt was written (ms since the epoch; 0 when unknown). */
+  readonly promptAt: number;
+  /** True once the model answered that prompt (assistant output or a tool result). */
+  readonly answered: boolean;
   /** Tool calls without a result yet (an approval or a question may be on screen). */
   readonly pending: readonly PendingTool[];
   /**
@@ -34,6 +42,9 @@ export interface ClaudeTurnState {
 const INITIAL: ClaudeTurnState = {
   turn: "none",
   promptUuid: "",
+  promptText: "",
+  promptAt: 0,
+  answered: false,
   pending: [],
   ambiguousEnd: false,
   apiError: false,
@@ -90,6 +101,10 @@ export const claudeTranscriptReducer: LifecycleReducer<ClaudeTurnState> = {
           if (state.turn === "interrupted" || state.promptUuid === "") return state;
           return { ...state, turn: "completed", pending: [], ambiguousEnd: false, decidedBy: `system/${subtype}` };
         }
+        // A local command (`/clear`, `/help`, …) ran without asking the model.
+        if (subtype === "local_command") {
+          return { ...state, turn: "none", pending: [], ambiguousEnd: false, decidedBy: "system/local_command" };
+        }
         return state;
       }
       default:
@@ -101,9 +116,14 @@ export const claudeTranscriptReducer: LifecycleReducer<ClaudeTurnState> = {
 function applyUser(state: ClaudeTurnState, record: JsonRecord): ClaudeTurnState {
   if (record.isCompactSummary === true) return state;
   if (isRealPrompt(record)) {
+    const text = userText(record);
+    const at = Date.parse(stringField(record, "timestamp"));
     return {
       turn: "active",
       promptUuid: stringField(record, "uuid"),
+      promptText: COMMAND_NAME.exec(text)?.[1] ?? text,
+      promptAt: Number.isFinite(at) ? at : 0,
+      answered: false,
       pending: [],
       ambiguousEnd: false,
       apiError: false,
@@ -125,6 +145,7 @@ function applyUser(state: ClaudeTurnState, record: JsonRecord): ClaudeTurnState 
   return {
     ...state,
     turn: "active",
+    answered: true,
     pending: state.pending.filter((p) => !done.has(p.id)),
     ambiguousEnd: false,
     decidedBy: "tool result",
@@ -134,7 +155,15 @@ function applyUser(state: ClaudeTurnState, record: JsonRecord): ClaudeTurnState 
 function applyAssistant(state: ClaudeTurnState, record: JsonRecord): ClaudeTurnState {
   const message = objectField(record, "message");
   if (record.isApiErrorMessage === true) {
-    return { ...state, turn: "completed", pending: [], ambiguousEnd: false, apiError: true, decidedBy: "API error" };
+    return {
+      ...state,
+      turn: "completed",
+      answered: true,
+      pending: [],
+      ambiguousEnd: false,
+      apiError: true,
+      decidedBy: "API error",
+    };
   }
   const blocks = objects(arrayField(message, "content"));
   const calls = blocks
@@ -143,12 +172,13 @@ function applyAssistant(state: ClaudeTurnState, record: JsonRecord): ClaudeTurnS
   const pending = calls.length > 0 ? [...state.pending, ...calls] : state.pending;
   const stop = message?.stop_reason;
   if (stop === "end_turn" && calls.length === 0) {
-    return { ...state, turn: "completed", pending: [], ambiguousEnd: false, decidedBy: "end_turn" };
+    return { ...state, turn: "completed", answered: true, pending: [], ambiguousEnd: false, decidedBy: "end_turn" };
   }
   const textOnly = calls.length === 0 && blocks.some((b) => b.type === "text");
   return {
     ...state,
     turn: "active",
+    answered: true,
     pending,
     ambiguousEnd: (stop === null || stop === undefined) && textOnly && pending.length === 0,
     decidedBy: calls.length > 0 ? `tool_use ${calls.map((c) => c.name).join(", ")}` : "assistant output",

@@ -1,5 +1,5 @@
 import type { JsonRecord, LifecycleReducer } from "../log-follower.js";
-import { objectField, stringField } from "../record-fields.js";
+import { arrayField, objectField, objects, stringField } from "../record-fields.js";
 
 /** The newest turn of a Codex rollout. */
 export interface CodexTurnState {
@@ -10,6 +10,10 @@ export interface CodexTurnState {
   readonly completionId: string;
   /** Identity of the newest user prompt: its turn's id, or its timestamp in legacy rollouts. */
   readonly lastUserTurn: string;
+  /** The newest prompt's text as typed ("" when none seen), for finding it on a pane's screen. */
+  readonly prompt: string;
+  /** When the newest turn started (ms since the epoch; 0 when unknown). */
+  readonly turnStartedAt: number;
   /** Tool calls without output yet (an approval may be on screen: it is never persisted). */
   readonly pendingCalls: readonly string[];
   /** True once any task event was seen: without them (about 0.60) messages decide the turn. */
@@ -23,6 +27,8 @@ const INITIAL: CodexTurnState = {
   turnId: "",
   completionId: "",
   lastUserTurn: "",
+  prompt: "",
+  turnStartedAt: 0,
   pendingCalls: [],
   taskEvents: false,
   decidedBy: "no records",
@@ -47,15 +53,33 @@ export const codexRolloutReducer: LifecycleReducer<CodexTurnState> = {
     if (record.type !== "event_msg") return state;
     const turnId = stringField(payload, "turn_id");
     switch (payload.type) {
-      case "task_started":
+      case "task_started": {
+        const startedAt = payload.started_at;
+        const at = Date.parse(stringField(record, "timestamp"));
         return {
           ...state,
           turn: "active",
           turnId,
+          // The record's own time has ms; `started_at` only whole seconds (too coarse next to a process start).
+          turnStartedAt: Number.isFinite(at)
+            ? at
+            : typeof startedAt === "number" && Number.isFinite(startedAt)
+              ? (startedAt + 1) * 1000
+              : 0,
           pendingCalls: [],
           taskEvents: true,
           decidedBy: "task_started",
         };
+      }
+      case "item_completed": {
+        // 0.17x records the typed prompt as an item (there is no user_message event any more).
+        const item = objectField(payload, "item");
+        if (stringField(item, "type") !== "UserMessage") return state;
+        const text = objects(arrayField(item, "content"))
+          .map((c) => stringField(c, "text"))
+          .join("\n");
+        return { ...state, prompt: text || state.prompt, lastUserTurn: state.turnId || state.lastUserTurn };
+      }
       case "task_complete":
         return {
           ...state,
@@ -74,8 +98,17 @@ export const codexRolloutReducer: LifecycleReducer<CodexTurnState> = {
       }
       case "user_message": {
         const id = state.taskEvents && state.turnId !== "" ? state.turnId : stringField(record, "timestamp");
-        if (state.taskEvents) return { ...state, lastUserTurn: id };
-        return { ...state, turn: "active", lastUserTurn: id, decidedBy: "user message (legacy)" };
+        const prompt = stringField(payload, "message") || state.prompt;
+        if (state.taskEvents) return { ...state, lastUserTurn: id, prompt };
+        const at = Date.parse(stringField(record, "timestamp"));
+        return {
+          ...state,
+          turn: "active",
+          lastUserTurn: id,
+          prompt,
+          turnStartedAt: Number.isFinite(at) ? at : state.turnStartedAt,
+          decidedBy: "user message (legacy)",
+        };
       }
       case "agent_message":
         if (state.taskEvents || state.lastUserTurn === "") return state;

@@ -7,6 +7,10 @@ import { objectField, stringField } from "../record-fields.js";
 const RECENT_MESSAGES = 16;
 /** Database connections kept open (one per data folder in use). */
 const MAX_OPEN_DATABASES = 16;
+/** The error a tool call gets when the user rejects its permission (1.18: "The user rejected permission to use this specific tool call."). */
+const REJECTED = /\brejected permission\b/i;
+/** Root sessions of one folder considered as a pane's own (the most recently updated). */
+const MAX_CANDIDATE_SESSIONS = 16;
 /** How long a read waits for a writer's lock before giving up (the previous state is kept then). */
 const BUSY_TIMEOUT_MS = 50;
 
@@ -17,6 +21,8 @@ export interface OpencodeTurnState {
   readonly sessionId: string;
   /** Id of the user message that opened the newest turn: the turn's identity. */
   readonly userMessageId: string;
+  /** When that user message was created (ms since the epoch; 0 when unknown). */
+  readonly userMessageAt: number;
   /** True when a tool is pending or running (an approval may be on screen: it is held in memory only). */
   readonly toolRunning: boolean;
   /** Newest update of the session, in ms since the epoch (0 when none). */
@@ -29,6 +35,7 @@ export const NO_OPENCODE_SESSION: OpencodeTurnState = {
   turn: "none",
   sessionId: "",
   userMessageId: "",
+  userMessageAt: 0,
   toolRunning: false,
   updatedMs: 0,
   decidedBy: "no session for this folder",
@@ -40,17 +47,30 @@ interface OpenDb {
 }
 
 /**
- * Reads opencode's SQLite state (1.2 and later) read-only: the newest root session whose directory is
- * the pane's cwd, its newest user message and the assistant messages answering it (FORMATS.md).
- * Results are cached on the database's and its WAL's size and mtime, so an idle session costs two
- * `stat` calls per poll.
+ * Reads opencode's SQLite state (1.2 and later) read-only: the root sessions of a folder, and of one
+ * session its newest user message and the assistant messages answering it (FORMATS.md). Results are
+ * cached on the database's and its WAL's size and mtime, so an idle session costs two `stat` calls
+ * per poll.
  */
 export class OpencodeDb {
   private readonly open = new Map<string, OpenDb>();
-  private readonly cache = new Map<string, { stamp: string; state: OpencodeTurnState }>();
+  private readonly cache = new Map<string, { stamp: string; value: unknown }>();
 
-  /** The turn state for `directory` in the database at `path`; undefined when there is no database. */
-  async read(path: string, directory: string): Promise<OpencodeTurnState | undefined> {
+  /**
+   * The root sessions of `directory` updated at or after `sinceMs`, each with its newest prompt (for
+   * telling apart two opencode TUIs in one folder); undefined when there is no database.
+   */
+  async sessionsSince(path: string, directory: string, sinceMs: number): Promise<OpencodeSession[] | undefined> {
+    return this.cached(path, `sessions\0${directory}\0${sinceMs}`, (db) => querySessions(db, directory, sinceMs));
+  }
+
+  /** The turn state of session `sessionId`; undefined when there is no database. */
+  async readSession(path: string, sessionId: string): Promise<OpencodeTurnState | undefined> {
+    return this.cached(path, `turn\0${sessionId}`, (db) => queryTurn(db, sessionId));
+  }
+
+  /** Runs `query` unless the database and its WAL are unchanged since it last ran for `key`. */
+  private async cached<T>(path: string, key: string, query: (db: Database.Database) => T): Promise<T | undefined> {
     const [main, wal] = await Promise.all([
       stat(path).catch(() => undefined),
       stat(`${path}-wal`).catch(() => undefined),
@@ -60,25 +80,25 @@ export class OpencodeDb {
       return undefined;
     }
     const stamp = `${main.ino}:${main.size}:${main.mtimeMs}:${wal?.size ?? 0}:${wal?.mtimeMs ?? 0}`;
-    const key = `${path}\0${directory}`;
-    const cached = this.cache.get(key);
-    if (cached?.stamp === stamp) return cached.state;
+    const cacheKey = `${path}\0${key}`;
+    const cached = this.cache.get(cacheKey);
+    if (cached?.stamp === stamp) return cached.value as T;
     const db = this.connection(path, main.ino);
-    let state: OpencodeTurnState;
+    let value: T;
     try {
-      state = queryTurn(db, directory);
+      value = query(db);
     } catch (err) {
       // Locked or mid-migration: keep what was known, try again at the next poll.
-      if (cached) return cached.state;
+      if (cached) return cached.value as T;
       throw err;
     }
-    this.cache.delete(key);
-    this.cache.set(key, { stamp, state });
+    this.cache.delete(cacheKey);
+    this.cache.set(cacheKey, { stamp, value });
     if (this.cache.size > MAX_OPEN_DATABASES * 64) {
       const oldest = this.cache.keys().next().value;
       if (oldest !== undefined) this.cache.delete(oldest);
     }
-    return state;
+    return value;
   }
 
   /** Closes every connection. */
@@ -116,13 +136,44 @@ interface MessageRow {
   readonly data: string;
 }
 
-/** Applies FORMATS.md's rules to the newest messages of the directory's newest root session. */
-export function queryTurn(db: Database.Database, directory: string): OpencodeTurnState {
-  const session = db
+/** A root session of a folder, as a candidate for a pane's own session. */
+export interface OpencodeSession {
+  readonly id: string;
+  readonly updatedMs: number;
+  /** The text of its newest user message ("" when none). */
+  readonly newestPrompt: string;
+}
+
+/** Root sessions of `directory` updated since `sinceMs`, newest first. */
+export function querySessions(db: Database.Database, directory: string, sinceMs: number): OpencodeSession[] {
+  const rows = db
     .prepare(
-      "SELECT id, time_updated FROM session WHERE directory = ? AND parent_id IS NULL ORDER BY time_updated DESC LIMIT 1",
+      "SELECT id, time_updated FROM session WHERE directory = ? AND parent_id IS NULL AND time_updated >= ? ORDER BY time_updated DESC LIMIT ?",
     )
-    .get(directory) as { id: string; time_updated: number } | undefined;
+    .all(directory, sinceMs, MAX_CANDIDATE_SESSIONS) as { id: string; time_updated: number }[];
+  return rows.map((r) => ({ id: r.id, updatedMs: Number(r.time_updated) || 0, newestPrompt: newestPrompt(db, r.id) }));
+}
+
+/** The text parts of a session's newest user message, joined. */
+function newestPrompt(db: Database.Database, sessionId: string): string {
+  const users = db
+    .prepare("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created DESC, id DESC LIMIT ?")
+    .all(sessionId, RECENT_MESSAGES) as MessageRow[];
+  const user = users.find((m) => stringField(parseRecord(m.data), "role") === "user");
+  if (!user) return "";
+  const parts = db.prepare("SELECT data FROM part WHERE message_id = ? ORDER BY id").all(user.id) as { data: string }[];
+  return parts
+    .map((p) => parseRecord(p.data))
+    .filter((p) => stringField(p, "type") === "text" && p?.synthetic !== true)
+    .map((p) => stringField(p, "text"))
+    .join("\n");
+}
+
+/** Applies FORMATS.md's rules to the newest messages of session `sessionId`. */
+export function queryTurn(db: Database.Database, sessionId: string): OpencodeTurnState {
+  const session = db.prepare("SELECT id, time_updated FROM session WHERE id = ?").get(sessionId) as
+    | { id: string; time_updated: number }
+    | undefined;
   if (!session) return NO_OPENCODE_SESSION;
   const rows = db
     .prepare("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created DESC, id DESC LIMIT ?")
@@ -133,38 +184,47 @@ export function queryTurn(db: Database.Database, directory: string): OpencodeTur
   if (userIndex < 0) return { ...base, decidedBy: "no user message" };
   const user = messages[userIndex];
   const userMessageId = user?.id ?? "";
+  const created = objectField(user?.data, "time")?.created;
+  const userMessageAt = typeof created === "number" && Number.isFinite(created) ? created : 0;
+  const turnBase = { ...base, userMessageId, userMessageAt };
   // Newer than the user message: the assistant messages answering it (newest first).
   const answers = messages.slice(0, userIndex).filter((m) => stringField(m.data, "role") === "assistant");
   const newest = answers[0];
-  if (!newest?.data) return { ...base, turn: "active", userMessageId, decidedBy: "user message awaiting an answer" };
+  if (!newest?.data) return { ...turnBase, turn: "active", decidedBy: "user message awaiting an answer" };
   const error = objectField(newest.data, "error");
   if (error) {
     const name = stringField(error, "name");
     return name === "MessageAbortedError"
-      ? { ...base, turn: "interrupted", userMessageId, decidedBy: name }
-      : { ...base, turn: "completed", userMessageId, decidedBy: `error ${name || "unknown"}` };
+      ? { ...turnBase, turn: "interrupted", decidedBy: name }
+      : { ...turnBase, turn: "completed", decidedBy: `error ${name || "unknown"}` };
   }
   const finish = stringField(newest.data, "finish");
   const completed = objectField(newest.data, "time")?.completed;
-  const toolRunning = runningTool(db, newest.id);
+  const tools = toolStates(db, newest.id);
+  const toolRunning = tools.some((t) => t.status === "pending" || t.status === "running");
+  // Esc on the permission dialog rejects the call and stops the turn: nothing follows `tool-calls`.
+  if (finish === "tool-calls" && !toolRunning && tools.some((t) => t.status === "error" && REJECTED.test(t.error))) {
+    return { ...turnBase, turn: "interrupted", decidedBy: "permission rejected" };
+  }
   if (finish !== "tool-calls" && (finish !== "" || completed !== undefined) && !toolRunning) {
-    return { ...base, turn: "completed", userMessageId, decidedBy: `finish ${finish}` };
+    return { ...turnBase, turn: "completed", decidedBy: `finish ${finish}` };
   }
   return {
-    ...base,
+    ...turnBase,
     turn: "active",
-    userMessageId,
     toolRunning,
     decidedBy: toolRunning ? "tool running" : finish === "tool-calls" ? "finish tool-calls" : "assistant unfinished",
   };
 }
 
-function runningTool(db: Database.Database, messageId: string): boolean {
+/** The state of each tool part of a message. */
+function toolStates(db: Database.Database, messageId: string): { status: string; error: string }[] {
   const parts = db.prepare("SELECT data FROM part WHERE message_id = ?").all(messageId) as { data: string }[];
-  return parts.some((p) => {
-    const part = parseRecord(p.data);
-    if (stringField(part, "type") !== "tool") return false;
-    const status = stringField(objectField(part, "state"), "status");
-    return status === "pending" || status === "running";
-  });
+  return parts
+    .map((p) => parseRecord(p.data))
+    .filter((part) => stringField(part, "type") === "tool")
+    .map((part) => {
+      const state = objectField(part, "state");
+      return { status: stringField(state, "status"), error: stringField(state, "error") };
+    });
 }

@@ -1,0 +1,209 @@
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Cli, PromptKind, SessionStatus, StatusReason } from "../../gen/staragent/v1/session_pb.js";
+import type { TestTmux } from "../support/tmux.js";
+import type { CliDriver, CliStep, PreparedCli } from "./cli-driver.js";
+import { CLAUDE_BIN } from "./installed-clis.js";
+import type { RecordedRequest } from "./mock-model-server.js";
+import { waitForScreen } from "./pane-screen.js";
+import { within } from "./within.js";
+
+/** The pinned version (test/compat/package.json). */
+const CLAUDE_VERSION = "2.1.332";
+/** The model id the mock reports back. */
+const CLAUDE_MODEL = "claude-compat-mock";
+/** The API key the CLI sends; its last 20 characters are pre-approved in `~/.claude.json`. */
+const API_KEY = "sk-ant-compat-0123456789abcdefghijklmnop";
+/** Characters of the key Claude Code stores as approved. */
+const APPROVED_KEY_SUFFIX_CHARS = 20;
+/** Variables that would point Claude Code at other state, credentials or endpoints than the mock. */
+const CLEARED_VARIABLES = [
+  "CLAUDE_CONFIG_DIR",
+  "ANTHROPIC_AUTH_TOKEN",
+  "ANTHROPIC_MODEL",
+  "CLAUDE_CODE_USE_BEDROCK",
+  "CLAUDE_CODE_USE_VERTEX",
+  "XDG_CONFIG_HOME",
+];
+/** Claude Code's switches for everything that would reach the network on its own. */
+const OFFLINE_SWITCHES = ["DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1"];
+/** The footer Claude Code draws once it takes input. */
+const READY_FOOTER = "for shortcuts";
+/** The question the AskUserQuestion step asks, and the option Enter picks. */
+const QUESTION = "Which color should the compat marker be?";
+/** How long the CLI may take to send its model request. */
+const MODEL_REQUEST_TIMEOUT_MS = 45_000;
+/**
+ * Claude Code ignores keys on a permission or question dialog for a moment after drawing it (so a key
+ * meant for the input box cannot answer it): Enter at once was ignored, 0.5 s later taken. There is no
+ * event for the end of that guard, so a person's pace is kept: this long after the dialog shows.
+ */
+const DIALOG_INPUT_GUARD_MS = 1_000;
+/** How long a dialog may take to show once StarAgent reported it. */
+const DIALOG_TIMEOUT_MS = 10_000;
+
+/** Waits until the dialog showing `marker` takes keys, then sends `key`. */
+async function answerDialog(tmux: TestTmux, target: string, marker: string, key: string): Promise<void> {
+  await waitForScreen(
+    tmux,
+    target,
+    (s) => s.includes(marker),
+    `the dialog ${JSON.stringify(marker)}`,
+    DIALOG_TIMEOUT_MS,
+  );
+  await new Promise((r) => setTimeout(r, DIALOG_INPUT_GUARD_MS));
+  await tmux.run("send-keys", "-t", target, key);
+}
+
+/** Claude Code's own steps: a question asked through AskUserQuestion, and `/clear`. */
+const CLAUDE_STEPS: readonly CliStep[] = [
+  {
+    title: "reports an AskUserQuestion as a question prompt, working once answered, then the completion",
+    async run(step) {
+      const ask = step.mock.enqueue({
+        toolCall: {
+          name: "AskUserQuestion",
+          arguments: {
+            questions: [
+              {
+                question: QUESTION,
+                header: "Color",
+                options: [
+                  { label: "Red", description: "A red marker" },
+                  { label: "Blue", description: "A blue marker" },
+                ],
+                multiSelect: false,
+              },
+            ],
+          },
+        },
+      });
+      const answer = step.mock.enqueue({ text: "Red it is.", hold: true });
+      await step.type(`ask me which color to use ${step.instance.sessionId}`);
+      await within(ask.requested, MODEL_REQUEST_TIMEOUT_MS, "Claude Code to ask the model");
+      await step.expect(
+        "question asked",
+        (s) =>
+          s.status === SessionStatus.REVIEW &&
+          s.statusReason === StatusReason.INPUT_PROMPT &&
+          s.promptKind === PromptKind.QUESTION &&
+          s.prompt === QUESTION,
+      );
+      // The first option is selected: Enter answers "Red".
+      await answerDialog(step.tmux, step.instance.target, QUESTION, "Enter");
+      const request = await within(answer.requested, MODEL_REQUEST_TIMEOUT_MS, "the answer to reach the model");
+      if (!JSON.stringify(request.body).includes("Red")) throw new Error("the model was not sent the answer");
+      await step.expect(
+        "answered, model request open",
+        (s) => s.status === SessionStatus.WORKING && s.statusReason === StatusReason.ACTIVE_TURN,
+      );
+      answer.release();
+      const done = await step.expect(
+        "turn done",
+        (s) => s.statusReason === StatusReason.UNSEEN_COMPLETION && s.completionId !== "",
+      );
+      await step.markSeen(done.completionId);
+    },
+  },
+  {
+    title: "goes idle with no turn after /clear",
+    async run(step) {
+      await step.type("/clear");
+      await step.expect(
+        "cleared: a new conversation",
+        (s) => s.status === SessionStatus.IDLE && s.statusReason === StatusReason.NO_TURN && s.completionId === "",
+      );
+    },
+  },
+];
+
+/** The real Claude Code TUI, configured for the mock through `~/.claude.json` and its environment. */
+export const claudeDriver: CliDriver = {
+  bin: CLAUDE_BIN,
+  version: CLAUDE_VERSION,
+  sessionPrefix: "compat-claude",
+  label: `Claude Code ${CLAUDE_VERSION}`,
+  cli: Cli.CLAUDE,
+  model: CLAUDE_MODEL,
+  sideReply(request: RecordedRequest) {
+    // Requests without tools are the CLI's own (titles, probes): a short reply, not a scripted turn.
+    return request.api === "messages" && !hasTools(request) ? { text: "Compat check" } : undefined;
+  },
+  async prepare(mockBaseUrl: string): Promise<PreparedCli> {
+    const home = await mkdtemp(join(tmpdir(), "sa-compat-claude-home-"));
+    const cwd = await realpath(await mkdtemp(join(tmpdir(), "sa-compat-claude-work-")));
+    await writeFile(join(home, ".claude.json"), JSON.stringify(claudeSettings(cwd)));
+    const command = [
+      "env",
+      ...CLEARED_VARIABLES.flatMap((v) => ["-u", v]),
+      `HOME=${home}`,
+      // The CLI appends /v1/messages itself.
+      `ANTHROPIC_BASE_URL=${mockBaseUrl.replace(/\/v1$/, "")}`,
+      `ANTHROPIC_API_KEY=${API_KEY}`,
+      ...OFFLINE_SWITCHES,
+      CLAUDE_BIN,
+      "--permission-mode",
+      "manual",
+    ];
+    return {
+      home,
+      cwd,
+      command,
+      resumeCommand: [...command, "--continue"],
+      backgroundPids: () => [],
+      cleanup: async () => {
+        await rm(home, { recursive: true, force: true });
+        await rm(cwd, { recursive: true, force: true });
+      },
+    };
+  },
+  isReady: (screen) => screen.includes(READY_FOOTER),
+  approvalToolCall: (command) => ({
+    name: "Bash",
+    arguments: { command, description: "Run the compat check's command" },
+  }),
+  isToolResult: (request) => JSON.stringify(field(request.body, "messages") ?? []).includes('"tool_result"'),
+  approvalQuestion: "Do you want to proceed?",
+  async approve(tmux, target) {
+    // "1. Yes" is selected: Enter confirms it.
+    await answerDialog(tmux, target, "Do you want to proceed?", "Enter");
+  },
+  async interrupt(tmux, target) {
+    await tmux.run("send-keys", "-t", target, "Escape");
+  },
+  // While a reply streams, 2.1.332 draws its bullet alone (`●`) and the text only at the end.
+  replyStarted: (screen) => /^● ?$/m.test(screen) || screen.includes("Compat-long-answer"),
+  async cancelApproval(tmux, target) {
+    await answerDialog(tmux, target, "Do you want to proceed?", "Escape");
+  },
+  async clearInput(tmux, target) {
+    // Esc before the first reply puts the prompt back into the input box: Ctrl-U empties it.
+    await tmux.run("send-keys", "-t", target, "C-u");
+  },
+  ownSteps: CLAUDE_STEPS,
+};
+
+/** `~/.claude.json`: onboarding done, the key approved, the work folder trusted (STACK.md). */
+function claudeSettings(cwd: string): unknown {
+  return {
+    hasCompletedOnboarding: true,
+    lastOnboardingVersion: CLAUDE_VERSION,
+    theme: "dark",
+    customApiKeyResponses: { approved: [API_KEY.slice(-APPROVED_KEY_SUFFIX_CHARS)], rejected: [] },
+    projects: {
+      [cwd]: { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true, allowedTools: [] },
+    },
+  };
+}
+
+function hasTools(request: RecordedRequest): boolean {
+  const tools = field(request.body, "tools");
+  return Array.isArray(tools) && tools.length > 0;
+}
+
+function field(value: unknown, key: string): unknown {
+  return typeof value === "object" && value !== null && key in value
+    ? (value as Record<string, unknown>)[key]
+    : undefined;
+}
