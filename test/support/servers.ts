@@ -5,8 +5,11 @@ import { join, resolve } from "node:path";
 
 /** The repository root. */
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
-/** The `staragent` entry point, run with node like the installed command. */
-export const STARAGENT_BIN = join(REPO_ROOT, "services/cli/bin/staragent.js");
+/**
+ * The compiled `staragent` command, run with node as the installed one is. Vitest's global setup
+ * (build-services.ts) builds it before the tests run.
+ */
+export const STARAGENT_BIN = join(REPO_ROOT, "dist/staragent.js");
 
 /** A Hub or Node process started for a test. */
 export interface ServerProcess {
@@ -31,6 +34,10 @@ export interface ServerProcessOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Reuse a home folder (for restart tests); a fresh temporary one otherwise. */
   readonly home?: string;
+  /** Another `staragent` executable to run (an installed package's), instead of the repository's build. */
+  readonly bin?: string;
+  /** The working folder of the process (default: this one's). */
+  readonly cwd?: string;
 }
 
 /** Starts `staragent hub|node --port 0` on loopback and waits until it says where it listens. */
@@ -43,8 +50,11 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     ...(options.kind === "hub" ? { STARAGENT_AUTH_TOKEN: options.token } : { STARAGENT_NODE_TOKEN: options.token }),
     ...options.env,
   };
-  const child = spawn(process.execPath, [STARAGENT_BIN, options.kind, "--port", "0", ...(options.args ?? [])], {
+  const args = [options.kind, "--port", "0", ...(options.args ?? [])];
+  const [command, argv] = options.bin ? [options.bin, args] : [process.execPath, [STARAGENT_BIN, ...args]];
+  const child = spawn(command, argv, {
     env,
+    cwd: options.cwd,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
