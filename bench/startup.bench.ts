@@ -37,9 +37,15 @@ function timeRun(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
   });
 }
 
-async function timeRuns(args: string[], env: NodeJS.ProcessEnv): Promise<number[]> {
-  const times: number[] = [];
-  for (let i = 0; i < RUNS; i++) times.push(await timeRun(args, env));
+/**
+ * Runs each command once per round, `RUNS` rounds, so that every figure, bare node's included, is taken
+ * under the same conditions on a machine shared with other work.
+ */
+async function timeInterleaved(commands: { args: string[]; env: NodeJS.ProcessEnv }[]): Promise<number[][]> {
+  const times = commands.map((): number[] => []);
+  for (let i = 0; i < RUNS; i++) {
+    for (const [j, c] of commands.entries()) times[j]?.push(await timeRun(c.args, c.env));
+  }
   return times;
 }
 
@@ -55,8 +61,8 @@ function row(what: string, ms: number[], bare: number, goal: string): string {
 
 /**
  * How fast the `staragent` command answers and how light the Hub is: wall time (median of 10) of
- * `staragent --help` and of `staragent ls` against a running Hub, beside a bare `node -e 0` in the same
- * run; the Hub's start to listening (median of 5 starts) and its resident memory when idle.
+ * `staragent --help` and of `staragent ls` against a running Hub, beside a bare `node -e 0` run in the
+ * same rounds; the Hub's start to listening (median of 5 starts) and its resident memory when idle.
  */
 export async function run(): Promise<void> {
   const tmux = createTestTmux();
@@ -64,9 +70,6 @@ export async function run(): Promise<void> {
   const hubs: ServerProcess[] = [];
   try {
     console.log(`bin: ${STARAGENT_BIN}`);
-    const bare = median(await timeRuns(["-e", "0"], process.env));
-    const help = await timeRuns([STARAGENT_BIN, "--help"], process.env);
-
     const starts: number[] = [];
     for (let i = 0; i < HUB_STARTS; i++) {
       const begin = process.hrtime.bigint();
@@ -80,15 +83,20 @@ export async function run(): Promise<void> {
     const env = { ...process.env, STARAGENT_URL: hub.url, STARAGENT_AUTH_TOKEN: TOKEN, STARAGENT_HOME: hub.home };
     const created = await runCli(["new", "bench", "--cwd", cwd, "--", "sh"], env);
     if (created.code !== 0) throw new Error(`staragent new failed: ${created.stderr}`);
-    const ls = await timeRuns([STARAGENT_BIN, "ls"], env);
+    const [bareTimes = [], help = [], ls = []] = await timeInterleaved([
+      { args: ["-e", "0"], env: process.env },
+      { args: [STARAGENT_BIN, "--help"], env: process.env },
+      { args: [STARAGENT_BIN, "ls"], env },
+    ]);
+    const bare = median(bareTimes);
     await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
     const pid = hub.process.pid;
     if (pid === undefined) throw new Error("the Hub has no pid");
     const rss = await rssMiB(pid);
 
-    console.log(`\n| command (wall ms, ${RUNS} runs) | median | min | max | × bare node | goal |`);
+    console.log(`\n| command (wall ms, ${RUNS} rounds, interleaved) | median | min | max | × bare node | goal |`);
     console.log("|---|---|---|---|---|---|");
-    console.log(`| node -e 0 | ${bare.toFixed(1)} | | | 1.00× | |`);
+    console.log(row("node -e 0", bareTimes, bare, ""));
     console.log(row("staragent --help", help, bare, "< 3× and < 250 ms"));
     console.log(row("staragent ls (Hub with 1 session)", ls, bare, "< 3× and < 250 ms"));
     console.log(`\n| Hub | figure | goal |`);
