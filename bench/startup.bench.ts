@@ -2,6 +2,10 @@ import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { SessionService } from "../gen/staragent/v1/session_service_pb.js";
+import { bearerInterceptor } from "../services/common/bearer.js";
 import { runCli, type ServerProcess, STARAGENT_BIN, startServerProcess } from "../test/support/servers.js";
 import { createTestTmux } from "../test/support/tmux.js";
 
@@ -41,12 +45,19 @@ function timeRun(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
  * Runs each command once per round, `RUNS` rounds, so that every figure, bare node's included, is taken
  * under the same conditions on a machine shared with other work.
  */
-async function timeInterleaved(commands: { args: string[]; env: NodeJS.ProcessEnv }[]): Promise<number[][]> {
-  const times = commands.map((): number[] => []);
+async function timeInterleaved(measures: (() => Promise<number>)[]): Promise<number[][]> {
+  const times = measures.map((): number[] => []);
   for (let i = 0; i < RUNS; i++) {
-    for (const [j, c] of commands.entries()) times[j]?.push(await timeRun(c.args, c.env));
+    for (const [j, measure] of measures.entries()) times[j]?.push(await measure());
   }
   return times;
+}
+
+/** Wall time of one call, in ms. */
+async function timeCall(call: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await call();
+  return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
 async function rssMiB(pid: number): Promise<number> {
@@ -83,10 +94,17 @@ export async function run(): Promise<void> {
     const env = { ...process.env, STARAGENT_URL: hub.url, STARAGENT_AUTH_TOKEN: TOKEN, STARAGENT_HOME: hub.home };
     const created = await runCli(["new", "bench", "--cwd", cwd, "--", "sh"], env);
     if (created.code !== 0) throw new Error(`staragent new failed: ${created.stderr}`);
-    const [bareTimes = [], help = [], ls = []] = await timeInterleaved([
-      { args: ["-e", "0"], env: process.env },
-      { args: [STARAGENT_BIN, "--help"], env: process.env },
-      { args: [STARAGENT_BIN, "ls"], env },
+    // The call `ls` makes, from a client that is already connected: the Hub's share of `ls`.
+    const client = createClient(
+      SessionService,
+      createGrpcTransport({ baseUrl: hub.url, interceptors: [bearerInterceptor(TOKEN)] }),
+    );
+    await client.listSessions({ parent: "nodes/-" });
+    const [bareTimes = [], help = [], ls = [], call = []] = await timeInterleaved([
+      () => timeRun(["-e", "0"], process.env),
+      () => timeRun([STARAGENT_BIN, "--help"], process.env),
+      () => timeRun([STARAGENT_BIN, "ls"], env),
+      () => timeCall(() => client.listSessions({ parent: "nodes/-", pageSize: 1000 })),
     ]);
     const bare = median(bareTimes);
     await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
@@ -99,6 +117,7 @@ export async function run(): Promise<void> {
     console.log(row("node -e 0", bareTimes, bare, ""));
     console.log(row("staragent --help", help, bare, "< 3× and < 250 ms"));
     console.log(row("staragent ls (Hub with 1 session)", ls, bare, "< 3× and < 250 ms"));
+    console.log(row("its ListSessions call from a connected client", call, bare, ""));
     console.log(`\n| Hub | figure | goal |`);
     console.log("|---|---|---|");
     console.log(
