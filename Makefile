@@ -114,8 +114,8 @@ dev: install ## Like run, but from the TypeScript sources (tsx), restarting the 
 	$(BIN)/tsx watch services/cli/bin/staragent.ts hub --host $(HOST) --port $(PORT)
 
 # One tarball a worker machine installs with `npm install -g ./staragent-<version>.tgz`. npm pack runs
-# package.json's prepack: the services build, then web's `build` script when web/ has one (the dashboard
-# lands in web/dist, which the package includes).
+# package.json's prepack (web's `build` script, when web/ has one: the dashboard lands in web/dist, which
+# the package includes) and prepare (the services build).
 .PHONY: package
 package: install ## Build and pack staragent-<version>.tgz: compiled services, dashboard, protos, generated code
 	npm pack --no-fund
