@@ -6,6 +6,8 @@ export default defineConfig({
     include: ["services/**/*.test.ts", "examples/**/*.test.ts", "test/**/*.test.ts"],
     // The compatibility suite runs the real CLIs with its own config (make compat).
     exclude: ["test/compat/**", "**/node_modules/**"],
+    // Tests spawn the compiled command: build dist/ first so they never run stale code.
+    globalSetup: ["test/support/build-services.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

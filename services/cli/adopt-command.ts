@@ -9,8 +9,6 @@ import type { Command } from "./main.js";
  * that StarAgent does not manage yet; with NAME adopts one (its tmux session is left as it is).
  */
 export const adoptCommand: Command = {
-  usage: "[NAME|NODE/NAME] [--node NODE]",
-  summary: "list sessions that can be adopted, or adopt one",
   run: async (args, config) => {
     const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { node: { type: "string" } } });
     if (positionals.length > 1) throw new UsageError("usage: staragent adopt [NAME|NODE/NAME] [--node NODE]");

@@ -20,8 +20,6 @@ const FALLBACK_SIZE = { cols: 80, rows: 24 };
  * this terminal's size (SIGWINCH) as the sizing policy allows, and Ctrl-] detaches.
  */
 export const attachCommand: Command = {
-  usage: "NAME|NODE/NAME [--read-only] [--take-over]",
-  summary: "open a session's live terminal here (Ctrl-] detaches)",
   run: async (args, config) => {
     const { values, positionals } = parseArgs({
       args,

@@ -19,8 +19,6 @@ const USAGE = "usage: staragent chat NAME [--follow] [--lines N] [--json]";
  * session ends. `--json` prints one ChatMessage (JSON) per line instead of text.
  */
 export const chatCommand: Command = {
-  usage: "NAME|NODE/NAME [--follow] [--lines N] [--json]",
-  summary: "print a session's chat (--follow keeps printing new messages)",
   run: async (args, config) => {
     const { values, positionals } = parseArgs({
       args,

@@ -1,130 +1,93 @@
-import { resolve } from "node:path";
-import { parseArgs } from "node:util";
-import { toJson } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { SessionSchema } from "../../gen/staragent/v1/session_pb.js";
 import { type EnvironmentConfig, readEnvironment } from "../common/config.js";
-import { runHub } from "../hub/main.js";
-import { runNode } from "../node/main.js";
-import { adoptCommand } from "./adopt-command.js";
-import { attachCommand } from "./attach-command.js";
-import { chatCommand } from "./chat-command.js";
-import { connectHub, sessionArgument, UsageError } from "./client.js";
-import { sessionTable } from "./format.js";
-import { sendCommand } from "./send-command.js";
-import { watchCommand } from "./watch-command.js";
 
-/** One `staragent` sub-command. */
+/** What a command module exports: the code of one `staragent` sub-command. */
 export interface Command {
-  /** The arguments, for `staragent --help`. */
-  readonly usage: string;
-  /** What it does, in one line for `staragent --help`. */
-  readonly summary: string;
   /** Runs the command; returns the exit code. */
   run(args: string[], config: EnvironmentConfig, env: NodeJS.ProcessEnv): Promise<number>;
 }
 
-const commands: Record<string, Command> = {
-  attach: attachCommand,
+/**
+ * One sub-command as `staragent --help` lists it. Its module is imported only when it runs, so a
+ * client command loads the client and the generated code it uses, never the terminal, the status engine,
+ * the native modules or the servers (test/package/command-imports.test.ts checks it).
+ */
+interface CommandEntry {
+  /** The arguments, for `staragent --help`. */
+  readonly usage: string;
+  /** What it does, in one line for `staragent --help`. */
+  readonly summary: string;
+  /** Imports the command's code. */
+  load(): Promise<Command>;
+}
+
+const commands: Record<string, CommandEntry> = {
+  attach: {
+    usage: "NAME|NODE/NAME [--read-only] [--take-over]",
+    summary: "open a session's live terminal here (Ctrl-] detaches)",
+    load: async () => (await import("./attach-command.js")).attachCommand,
+  },
   hub: {
     usage: "[--host 127.0.0.1] [--port 8080] [--node NAME=URL ...]",
     summary: "run the Hub (dashboard and API) for this machine and registered Nodes",
-    run: async (args, _config, env) => {
-      await runHub(args, env);
-      return 0;
+    load: async () => {
+      const { runHub } = await import("../hub/main.js");
+      return {
+        run: async (args, _config, env) => {
+          await runHub(args, env);
+          return 0;
+        },
+      };
     },
   },
   node: {
     usage: "[--name NAME] [--host 127.0.0.1] [--port 8081]",
     summary: "run a Node (the Remote Node API over this machine's tmux)",
-    run: async (args, _config, env) => {
-      await runNode(args, env);
-      return 0;
+    load: async () => {
+      const { runNode } = await import("../node/main.js");
+      return {
+        run: async (args, _config, env) => {
+          await runNode(args, env);
+          return 0;
+        },
+      };
     },
   },
   ls: {
     usage: "[--json] [--node NODE] [--filter 'status=review cli=claude']",
     summary: "list sessions with their status",
-    run: async (args, config) => {
-      const { values } = parseArgs({
-        args,
-        options: { json: { type: "boolean" }, node: { type: "string" }, filter: { type: "string", default: "" } },
-      });
-      const hub = await connectHub(config);
-      const parent = values.node ? `nodes/${values.node}` : "nodes/-";
-      const sessions = [];
-      const unreachable = new Set<string>();
-      let pageToken = "";
-      do {
-        const res = await hub.sessions.listSessions({ parent, filter: values.filter, pageSize: 1000, pageToken });
-        sessions.push(...res.sessions);
-        for (const u of res.unreachable) unreachable.add(u);
-        pageToken = res.nextPageToken;
-      } while (pageToken !== "");
-      if (values.json) {
-        const out = { sessions: sessions.map((s) => toJson(SessionSchema, s)), unreachable: [...unreachable] };
-        process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-      } else {
-        process.stdout.write(sessions.length > 0 ? `${sessionTable(sessions)}\n` : "no sessions\n");
-        for (const u of unreachable)
-          process.stderr.write(`warning: ${u} is unreachable; its sessions are as last seen\n`);
-      }
-      return 0;
-    },
+    load: async () => (await import("./ls-command.js")).lsCommand,
   },
   new: {
     usage: "NAME [--cwd DIR] [--node NODE] [-- COMMAND...]",
     summary: "start a session running COMMAND (default: your shell) in DIR (default: here)",
-    run: async (args, config) => {
-      const dash = args.indexOf("--");
-      const own = dash >= 0 ? args.slice(0, dash) : args;
-      const command = dash >= 0 ? args.slice(dash + 1) : [];
-      const { values, positionals } = parseArgs({
-        args: own,
-        allowPositionals: true,
-        options: { cwd: { type: "string" }, node: { type: "string", default: "local" } },
-      });
-      const name = positionals[0];
-      if (!name || positionals.length > 1)
-        throw new UsageError("usage: staragent new NAME --cwd DIR [--node NODE] [-- COMMAND...]");
-      const hub = await connectHub(config);
-      const res = await hub.sessions.createSession({
-        parent: `nodes/${values.node}`,
-        sessionId: name,
-        cwd: resolve(values.cwd ?? process.cwd()),
-        command,
-      });
-      process.stdout.write(`created ${res.session?.name ?? name}\n`);
-      return 0;
-    },
+    load: async () => (await import("./new-command.js")).newCommand,
   },
   stop: {
     usage: "NAME|NODE/NAME [--force]",
     summary: "stop a session (--force for sessions StarAgent did not create)",
-    run: async (args, config) => {
-      const { values, positionals } = parseArgs({
-        args,
-        allowPositionals: true,
-        options: { force: { type: "boolean", default: false } },
-      });
-      const name = positionals[0];
-      if (!name || positionals.length > 1) throw new UsageError("usage: staragent stop NAME [--force]");
-      const hub = await connectHub(config);
-      await hub.sessions.stopSession({ name: sessionArgument(name), force: values.force });
-      process.stdout.write(`stopped ${sessionArgument(name)}\n`);
-      return 0;
-    },
+    load: async () => (await import("./stop-command.js")).stopCommand,
   },
-  send: sendCommand,
-  chat: chatCommand,
-  watch: watchCommand,
-  adopt: adoptCommand,
+  send: {
+    usage: 'NAME|NODE/NAME "text"|-',
+    summary: "type a chat message into a session (- reads it from stdin)",
+    load: async () => (await import("./send-command.js")).sendCommand,
+  },
+  chat: {
+    usage: "NAME|NODE/NAME [--follow] [--lines N] [--json]",
+    summary: "print a session's chat (--follow keeps printing new messages)",
+    load: async () => (await import("./chat-command.js")).chatCommand,
+  },
+  watch: {
+    usage: "[--node NODE]",
+    summary: "stream status changes, one line each",
+    load: async () => (await import("./watch-command.js")).watchCommand,
+  },
+  adopt: {
+    usage: "[NAME|NODE/NAME] [--node NODE]",
+    summary: "list sessions that can be adopted, or adopt one",
+    load: async () => (await import("./adopt-command.js")).adoptCommand,
+  },
 };
-
-/** Adds a command (each feature registers its own). */
-export function registerCommand(name: string, command: Command): void {
-  commands[name] = command;
-}
 
 function help(): string {
   const width = Math.max(...Object.keys(commands).map((n) => n.length));
@@ -142,6 +105,7 @@ function help(): string {
     "Client commands talk to the Hub at $STARAGENT_URL (default http://127.0.0.1:8080) with the",
     "token in $STARAGENT_AUTH_TOKEN or $STARAGENT_HOME/auth_token ($STARAGENT_HOME: ~/.staragent).",
     "Sessions are named NAME (on the Hub's machine) or NODE/NAME.",
+    "'staragent --version' prints the version, the commit it was built from and the API contract.",
     "",
   ].join("\n");
 }
@@ -153,14 +117,24 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stdout.write(help());
     return name === undefined ? 2 : 0;
   }
-  const command = commands[name];
-  if (!command) {
+  if (name === "--version" || name === "version") {
+    const { versionLine } = await import("./version.js");
+    process.stdout.write(`${await versionLine()}\n`);
+    return 0;
+  }
+  const entry = commands[name];
+  if (!entry) {
     process.stderr.write(`staragent: unknown command '${name}'; see 'staragent --help'\n`);
     return 2;
   }
   try {
+    const command = await entry.load();
     return await command.run(rest, readEnvironment(env), env);
   } catch (err) {
+    // Imported here, on the error path only: --help and the server commands do not need them otherwise
+    // (a command that got as far as a call has loaded both already).
+    const { Code, ConnectError } = await import("@connectrpc/connect");
+    const { UsageError } = await import("./client.js");
     if (err instanceof ConnectError) {
       const hint = err.code === Code.Unavailable ? ` (is the Hub running at ${readEnvironment(env).hubUrl}?)` : "";
       process.stderr.write(`staragent ${name}: ${Code[err.code]}: ${err.rawMessage}${hint}\n`);

@@ -11,8 +11,6 @@ const USAGE = 'usage: staragent send NAME "text"   (or - to read the text from s
  * messages. Exit code 0 when the message was typed, whether or not it was confirmed.
  */
 export const sendCommand: Command = {
-  usage: 'NAME|NODE/NAME "text"|-',
-  summary: "type a chat message into a session (- reads it from stdin)",
   run: async (args, config) => {
     const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
     const [target, given] = positionals;

@@ -24,8 +24,6 @@ function stateKey(s: Session): string {
  * state. Runs until interrupted; the Hub's heartbeats keep the stream open.
  */
 export const watchCommand: Command = {
-  usage: "[--node NODE]",
-  summary: "stream status changes, one line each",
   run: async (args, config) => {
     const { values } = parseArgs({ args, options: { node: { type: "string" } } });
     const hub = await connectHub(config);

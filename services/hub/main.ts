@@ -1,7 +1,8 @@
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_HOST, DEFAULT_HUB_PORT, readEnvironment } from "../common/config.js";
 import { createLogger, parseLogLevel } from "../common/log.js";
+import { packageRoot } from "../common/package-root.js";
 import { parseOrigins } from "../common/own-origins.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine, createTerminal, NODE_ID_PATTERN } from "../node/index.js";
@@ -9,8 +10,8 @@ import { parsePort, waitForSignal } from "../node/main.js";
 import { startHubServer } from "./hub-server.js";
 import { HubTerminalProxy } from "./terminal-proxy.js";
 
-/** The built dashboard, relative to this file (services/hub → web/dist). */
-const WEB_DIST = resolve(import.meta.dirname, "../../web/dist");
+/** The built dashboard, in the repository or the installed package (`make package` puts it there). */
+const WEB_DIST = "web/dist";
 
 /**
  * `staragent hub`: the composition root of the Hub. Reads the environment and flags, builds the
@@ -61,7 +62,7 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     port,
     token: token.token,
     home: config.home,
-    webDist: WEB_DIST,
+    webDist: join(packageRoot(), WEB_DIST),
     log,
     commandLineNodes: nodes,
     origins: config.origins === undefined ? [] : parseOrigins(config.origins, "STARAGENT_ORIGINS"),

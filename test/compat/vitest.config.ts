@@ -8,6 +8,8 @@ export default defineConfig({
   root: import.meta.dirname,
   test: {
     include: ["*.test.ts"],
+    // The suite spawns the compiled command: build dist/ first so it never runs stale code.
+    globalSetup: ["../support/build-services.ts"],
     pool: "forks",
     maxWorkers: 3,
     fileParallelism: true,

@@ -5,8 +5,11 @@ import { join, resolve } from "node:path";
 
 /** The repository root. */
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
-/** The `staragent` entry point, run with node like the installed command. */
-export const STARAGENT_BIN = join(REPO_ROOT, "services/cli/bin/staragent.js");
+/**
+ * The compiled `staragent` command, run with node as the installed one is. Vitest's global setup
+ * (build-services.ts) builds it before the tests run.
+ */
+export const STARAGENT_BIN = join(REPO_ROOT, "dist/staragent.js");
 
 /** A Hub or Node process started for a test. */
 export interface ServerProcess {
@@ -33,6 +36,10 @@ export interface ServerProcessOptions {
   readonly home?: string;
   /** A command the process runs under (its argv before node's), e.g. `withoutFilePermissionOverride()`. */
   readonly wrapper?: readonly string[];
+  /** Another `staragent` executable to run (an installed package's), instead of the repository's build. */
+  readonly bin?: string;
+  /** The working folder of the process (default: this one's). */
+  readonly cwd?: string;
 }
 
 /**
@@ -53,12 +60,14 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     ...(options.kind === "hub" ? { STARAGENT_AUTH_TOKEN: options.token } : { STARAGENT_NODE_TOKEN: options.token }),
     ...options.env,
   };
-  const [program, ...prefix] = [...(options.wrapper ?? []), process.execPath];
-  const child = spawn(
-    program ?? process.execPath,
-    [...prefix, STARAGENT_BIN, options.kind, "--port", "0", ...(options.args ?? [])],
-    { env, stdio: ["ignore", "pipe", "pipe"] },
-  );
+  const args = [options.kind, "--port", "0", ...(options.args ?? [])];
+  const [command, argv] = options.bin ? [options.bin, args] : [process.execPath, [STARAGENT_BIN, ...args]];
+  const [program, ...prefix] = [...(options.wrapper ?? []), command];
+  const child = spawn(program ?? command, [...prefix, ...argv], {
+    env,
+    cwd: options.cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stderr?.on("data", (c: Buffer) => {
