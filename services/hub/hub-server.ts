@@ -1,15 +1,16 @@
-import type { DescService } from "@bufbuild/protobuf";
-import { type ConnectRouter, createRouterTransport } from "@connectrpc/connect";
 import { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
+import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { FailureLimiter } from "../common/auth.js";
 import { staragentRegistry } from "../common/descriptors.js";
 import type { Logger } from "../common/log.js";
 import { type RunningServer, startServer } from "../common/server.js";
-import { type ChatBackend, type Machine, nodeRoutes } from "../node/index.js";
+import { type ChatBackend, type Machine, type MachineTerminal, nodeRoutes } from "../node/index.js";
 import { HubSessionService } from "./hub-session-service.js";
+import { createLocalTransport } from "./local-transport.js";
 import { NodeRegistry } from "./node-registry.js";
 import { HubNodeService } from "./node-service.js";
+import { HubTerminalProxy } from "./terminal-proxy.js";
 import { BrowserSessions, createWebHandler } from "./web.js";
 
 /** What a Hub is built from. */
@@ -17,6 +18,8 @@ export interface HubServerOptions {
   /** The Hub's own machine, served as node `local`. */
   readonly machine: Machine;
   readonly chat?: ChatBackend;
+  /** The Hub's own machine's terminal (its attachments). */
+  readonly terminal: MachineTerminal;
   readonly host: string;
   readonly port: number;
   /** The user token (scripts send it as a bearer token; browsers exchange it for a cookie). */
@@ -28,25 +31,22 @@ export interface HubServerOptions {
   readonly commandLineNodes?: ReadonlyArray<{ id: string; url: string }>;
   /** The token for command-line nodes (`STARAGENT_NODE_TOKEN`). */
   readonly nodeToken?: string;
-  /** Adds the local machine's further services (the terminal) to the in-process transport. */
-  readonly localExtraRoutes?: (router: ConnectRouter) => void;
-  /** Registers the Hub's further services, given the node registry (the terminal proxy). */
-  readonly hubExtraRoutes?: (router: ConnectRouter, registry: NodeRegistry) => void;
-  readonly hubExtraServices?: DescService[];
 }
 
 /** A running Hub. */
 export interface RunningHub extends RunningServer {
   readonly registry: NodeRegistry;
+  /** The Hub's TerminalStream (its relayed attachments). */
+  readonly terminal: HubTerminalProxy;
 }
 
 /**
- * Starts the Hub: the dashboard and login pages, SessionService and NodeService routed over the
- * Hub's own machine (in-process) and the registered Nodes, on one port.
+ * Starts the Hub: the dashboard and login pages, SessionService, NodeService and TerminalStream
+ * routed over the Hub's own machine (in-process) and the registered Nodes, on one port.
  */
 export async function startHubServer(options: HubServerOptions): Promise<RunningHub> {
-  const localTransport = createRouterTransport(
-    nodeRoutes({ machine: options.machine, chat: options.chat, extraRoutes: options.localExtraRoutes }),
+  const localTransport = createLocalTransport(
+    nodeRoutes({ machine: options.machine, chat: options.chat, extraRoutes: options.terminal.routes }),
   );
   const registry = new NodeRegistry({
     localTransport,
@@ -56,6 +56,7 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
     commandLineToken: options.nodeToken,
   });
   await registry.load();
+  const terminal = new HubTerminalProxy(registry, options.log.child("terminal"));
   const limiter = new FailureLimiter();
   const sessions = new BrowserSessions(options.token);
   const server = await startServer({
@@ -64,9 +65,9 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
     routes: (router) => {
       router.service(SessionService, new HubSessionService(registry, options.log.child("sessions")));
       router.service(NodeService, new HubNodeService(registry));
-      options.hubExtraRoutes?.(router, registry);
+      router.service(TerminalStream, terminal);
     },
-    services: [SessionService, NodeService, ...(options.hubExtraServices ?? [])],
+    services: [SessionService, NodeService, TerminalStream],
     registry: staragentRegistry(),
     auth: {
       tokens: [{ token: options.token, kind: "user" }],
@@ -82,5 +83,13 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
       log: options.log.child("web"),
     }),
   });
-  return { ...server, registry, close: server.close };
+  return {
+    ...server,
+    registry,
+    terminal,
+    close: async () => {
+      await options.terminal.close();
+      await server.close();
+    },
+  };
 }

@@ -6,7 +6,6 @@ import { loadOrCreateToken } from "../common/tokens.js";
 import { createMachine, createTerminal, NODE_ID_PATTERN } from "../node/index.js";
 import { parsePort, waitForSignal } from "../node/main.js";
 import { startHubServer } from "./hub-server.js";
-import { HubTerminalProxy } from "./terminal-proxy.js";
 
 /** The built dashboard, relative to this file (services/hub → web/dist). */
 const WEB_DIST = resolve(import.meta.dirname, "../../web/dist");
@@ -55,11 +54,7 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     log,
     commandLineNodes: nodes,
     nodeToken: config.nodeToken,
-    localExtraRoutes: terminal.routes,
-    hubExtraRoutes: (router, registry) => {
-      router.service(terminal.services[0], new HubTerminalProxy(registry, log.child("terminal")));
-    },
-    hubExtraServices: terminal.services,
+    terminal,
   });
   const where = config.authToken
     ? "from STARAGENT_AUTH_TOKEN"
@@ -71,9 +66,8 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
   );
   await waitForSignal();
   log.info("stopping");
-  await terminal.close();
-  await machine.close();
   await hub.close();
+  await machine.close();
 }
 
 /** Parses `--node NAME=URL`. */

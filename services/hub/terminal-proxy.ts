@@ -50,6 +50,16 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
     private readonly maxPerCaller = MAX_HUB_ATTACHMENTS_PER_CALLER,
   ) {}
 
+  /**
+   * What the Hub holds for its callers (for tests and benchmarks, which check nothing outlives its
+   * caller): relayed attachments, and streams counted against a caller's limit (open or starting).
+   */
+  get held(): { attachments: number; reserved: number } {
+    let reserved = 0;
+    for (const n of this.perCaller.values()) reserved += n;
+    return { attachments: this.attachments.size, reserved };
+  }
+
   async *attach(req: AttachRequest, ctx: HandlerContext): AsyncGenerator<AttachResponse> {
     const node = this.nodeOf(req.name, "name");
     const owner = this.reserve(ctx);
