@@ -6,9 +6,11 @@ import { type AuthPolicy, createAuthInterceptor, FailureLimiter } from "./auth.j
 import { cookieHeaderKey, hostKey, originKey, peerAddressKey } from "./context-keys.js";
 import { createErrorInterceptor } from "./errors.js";
 import { registerHealth } from "./health.js";
+import { createHopGuard, newInstanceId, type ServerRole } from "./hops.js";
 import { listenOnePort, type OnePortServer } from "./listener.js";
 import type { Logger } from "./log.js";
 import { registerReflection } from "./reflection.js";
+import { markCredentialRefusals } from "./refusals.js";
 
 /** Largest request message accepted: bounds memory per call; inputs have tighter limits of their own. */
 const READ_MAX_BYTES = 4 * 1024 * 1024;
@@ -18,6 +20,10 @@ export type FallbackHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>
 
 /** Everything a StarAgent server (Hub or Node) is made of. */
 export interface ServerOptions {
+  /** What this server is (answers say so in `staragent-server`). */
+  readonly role: ServerRole;
+  /** This server's identity in `staragent-via` (loop detection); a new random one when absent. */
+  readonly instanceId?: string;
   readonly host: string;
   readonly port: number;
   /** Registers the server's own services. */
@@ -39,6 +45,8 @@ export interface ServerOptions {
 /** A running server. */
 export interface RunningServer {
   readonly url: string;
+  /** This server's identity in `staragent-via`. */
+  readonly instanceId: string;
   readonly port: number;
   /** Aborted when the server begins to stop; streaming handlers end on it. */
   readonly shutdownSignal: AbortSignal;
@@ -49,9 +57,12 @@ export interface RunningServer {
 /**
  * Starts a server on one port serving Connect, gRPC and gRPC-Web over HTTP/1.1 and HTTP/2 cleartext,
  * with authentication on every call but health, gRPC reflection and health, and error logging.
+ * Requests that come back to it through a loop of Nodes are refused before authentication
+ * (`hops.ts`); errors that refuse the caller's credentials are marked as such (`refusals.ts`).
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const shutdown = new AbortController();
+  const instanceId = options.instanceId ?? newInstanceId();
   const limiter = options.limiter ?? new FailureLimiter();
   const handler = connectNodeAdapter({
     routes: (router) => {
@@ -64,7 +75,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     interceptors: [
       createErrorInterceptor(options.log),
-      createAuthInterceptor(options.auth, limiter, options.log),
+      createHopGuard(instanceId, options.role),
+      markCredentialRefusals(createAuthInterceptor(options.auth, limiter, options.log)),
       ...(options.interceptors ?? []),
     ],
     shutdownSignal: shutdown.signal,
@@ -88,6 +100,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   options.log.info("listening", { url: listener.url });
   return {
     url: listener.url,
+    instanceId,
     port: listener.port,
     shutdownSignal: shutdown.signal,
     close: async () => {

@@ -3,6 +3,7 @@ import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { FailureLimiter } from "../common/auth.js";
 import { staragentRegistry } from "../common/descriptors.js";
+import { newInstanceId } from "../common/hops.js";
 import type { Logger } from "../common/log.js";
 import { type RunningServer, startServer } from "../common/server.js";
 import { type ChatBackend, type Machine, type MachineTerminal, nodeRoutes } from "../node/index.js";
@@ -31,6 +32,8 @@ export interface HubServerOptions {
   readonly commandLineNodes?: ReadonlyArray<{ id: string; url: string }>;
   /** The token for command-line nodes (`STARAGENT_NODE_TOKEN`). */
   readonly nodeToken?: string;
+  /** Attachments one caller may hold through the Hub (default MAX_HUB_ATTACHMENTS_PER_CALLER). */
+  readonly maxAttachmentsPerCaller?: number;
 }
 
 /** A running Hub. */
@@ -48,7 +51,9 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
   const localTransport = createLocalTransport(
     nodeRoutes({ machine: options.machine, chat: options.chat, extraRoutes: options.terminal.routes }),
   );
+  const instanceId = newInstanceId();
   const registry = new NodeRegistry({
+    instanceId,
     localTransport,
     home: options.home,
     log: options.log.child("nodes"),
@@ -56,10 +61,12 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
     commandLineToken: options.nodeToken,
   });
   await registry.load();
-  const terminal = new HubTerminalProxy(registry, options.log.child("terminal"));
+  const terminal = new HubTerminalProxy(registry, options.log.child("terminal"), options.maxAttachmentsPerCaller);
   const limiter = new FailureLimiter();
   const sessions = new BrowserSessions(options.token);
   const server = await startServer({
+    role: "hub",
+    instanceId,
     host: options.host,
     port: options.port,
     routes: (router) => {
@@ -88,7 +95,10 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
     registry,
     terminal,
     close: async () => {
+      // Viewers first get `exited` and a clean end, then nothing of the machine's terminal is left.
+      await terminal.close("the Hub is stopping");
       await options.terminal.close();
+      await registry.close();
       await server.close();
     },
   };

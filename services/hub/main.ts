@@ -1,3 +1,4 @@
+import { hostname, networkInterfaces } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_HOST, DEFAULT_HUB_PORT, readEnvironment } from "../common/config.js";
@@ -56,6 +57,14 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     nodeToken: config.nodeToken,
     terminal,
   });
+  const loop = nodes.find((node) => leadsToThisHub(node.url, values.host, hub.port));
+  if (loop) {
+    await hub.close();
+    await machine.close();
+    throw new Error(
+      `--node ${loop.id}=${loop.url}: that is this Hub's own address; give the address the Node listens on ('staragent node' prints it)`,
+    );
+  }
   const where = config.authToken
     ? "from STARAGENT_AUTH_TOKEN"
     : `in ${tokenFile}${token.created ? " (generated now)" : ""}`;
@@ -68,6 +77,26 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
   log.info("stopping");
   await hub.close();
   await machine.close();
+}
+
+/** Host names that reach this machine whatever it is called. */
+const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1", "0.0.0.0", "[::]"]);
+
+/**
+ * True when `url` is this Hub's own address (its port, on a name or address of this machine): a
+ * Node registered so would make the Hub call itself. Other ways back (names that resolve here,
+ * another Hub) are refused at run time by the loop guard and shown by the health check.
+ */
+export function leadsToThisHub(url: string, bindHost: string, port: number): boolean {
+  const parsed = new URL(url);
+  const urlPort = Number(parsed.port || (parsed.protocol === "https:" ? 443 : 80));
+  if (urlPort !== port) return false;
+  const host = parsed.hostname.toLowerCase();
+  const local = new Set([...LOOPBACK_NAMES, bindHost.toLowerCase(), hostname().toLowerCase()]);
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const a of addresses ?? []) local.add(a.family === "IPv6" ? `[${a.address}]` : a.address);
+  }
+  return local.has(host);
 }
 
 /** Parses `--node NAME=URL`. */
