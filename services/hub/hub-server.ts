@@ -90,16 +90,20 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
       log: options.log.child("web"),
     }),
   });
+  let closing: Promise<void> | undefined;
   return {
     ...server,
     registry,
     terminal,
-    close: async () => {
-      // Viewers first get `exited` and a clean end, then nothing of the machine's terminal is left.
-      await terminal.close("the Hub is stopping");
-      await options.terminal.close();
-      await registry.close();
-      await server.close();
+    close: () => {
+      closing ??= (async () => {
+        // Viewers first get `exited` and a clean end, then nothing of the machine's terminal is left.
+        await terminal.close("the Hub is stopping");
+        await options.terminal.close();
+        await registry.close();
+        await server.close();
+      })();
+      return closing;
     },
   };
 }

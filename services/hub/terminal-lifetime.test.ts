@@ -16,6 +16,7 @@ import {
   tmuxClients,
 } from "../../test/support/in-process-hub.js";
 import { waitFor } from "../../test/support/wait.js";
+import { MAX_ATTACHMENTS_PER_SESSION } from "../node/terminal/limits.js";
 import { TestViewer } from "../node/terminal/test-viewer.js";
 
 /**
@@ -32,8 +33,11 @@ const TARGETS = [
   { label: "a remote Node", name: "nodes/far/sessions/there" },
 ] as const;
 
+/** A Hub limit per caller low enough to reach in a test, above the Node's per-session limit. */
+const HUB_LIMIT = 10;
+
 beforeAll(async () => {
-  f = await startInProcessHub();
+  f = await startInProcessHub({ maxAttachmentsPerCaller: HUB_LIMIT });
   await f.local.tmux.run("new-session", "-d", "-s", "here", "-x", "80", "-y", "24", "sleep 600");
   await f.far.tmux.run("new-session", "-d", "-s", "there", "-x", "80", "-y", "24", "sleep 600");
   ptyBaseline = await openPtyMasters();
@@ -53,6 +57,7 @@ async function held() {
     farAttachments: f.far.terminal.manager.count,
     hubAttachments: f.hub.terminal.held.attachments,
     hubReserved: f.hub.terminal.held.reserved,
+    hubRelays: f.hub.terminal.held.relays,
   };
 }
 
@@ -64,6 +69,7 @@ const NOTHING_HELD = {
   farAttachments: 0,
   hubAttachments: 0,
   hubReserved: 0,
+  hubRelays: 0,
 };
 
 /** Waits until nothing is held, then checks that a plain attach still works on `name`. */
@@ -176,5 +182,36 @@ describe.each(TARGETS)("attachments to $label", ({ name }) => {
       await vanishAfterFirstBytes("Connect", connect);
     }
     await expectNothingLeft(name);
+  });
+});
+
+describe("attachment limits", () => {
+  it("name the limit that applied: the session's, then the caller's through the Hub", async () => {
+    const viewers: TestViewer[] = [];
+    try {
+      for (let i = 0; i < MAX_ATTACHMENTS_PER_SESSION; i++) {
+        viewers.push(await TestViewer.attach(f.terminal, { name: "nodes/local/sessions/here" }));
+      }
+      const perSession = await TestViewer.attach(f.terminal, { name: "nodes/local/sessions/here" }).catch(
+        (e: unknown) => ConnectError.from(e),
+      );
+      expect([codeOf(perSession), (perSession as ConnectError).rawMessage]).toEqual([
+        "ResourceExhausted",
+        `session here already has ${MAX_ATTACHMENTS_PER_SESSION} terminal attachments, the most one session may have; close one first`,
+      ]);
+      while (viewers.length < HUB_LIMIT) {
+        viewers.push(await TestViewer.attach(f.terminal, { name: "nodes/far/sessions/there" }));
+      }
+      const perCaller = await TestViewer.attach(f.terminal, { name: "nodes/far/sessions/there" }).catch((e: unknown) =>
+        ConnectError.from(e),
+      );
+      expect([codeOf(perCaller), (perCaller as ConnectError).rawMessage]).toEqual([
+        "ResourceExhausted",
+        `you already hold ${HUB_LIMIT} terminal attachments through this Hub, the most one caller may hold; close one first`,
+      ]);
+    } finally {
+      for (const v of viewers) v.close();
+    }
+    await expectNothingLeft("nodes/local/sessions/here");
   });
 });

@@ -81,12 +81,13 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
 
   /**
    * What the Hub holds for its callers (for tests and benchmarks, which check nothing outlives its
-   * caller): relayed attachments, and streams counted against a caller's limit (open or starting).
+   * caller): relayed attachments, streams counted against a caller's limit (open or starting), and
+   * relays running.
    */
-  get held(): { attachments: number; reserved: number } {
+  get held(): { attachments: number; reserved: number; relays: number } {
     let reserved = 0;
     for (const n of this.perCaller.values()) reserved += n;
-    return { attachments: this.attachments.size, reserved };
+    return { attachments: this.attachments.size, reserved, relays: this.relays.size };
   }
 
   async *attach(req: AttachRequest, ctx: HandlerContext): AsyncGenerator<AttachResponse> {

@@ -20,19 +20,12 @@ export interface InProcessMachine {
   readonly terminal: MachineTerminal;
 }
 
-/**
- * A Hub and one remote Node (`far`) served from the test process, each over its own private tmux
- * server and home, for tests that look inside the servers (attachment maps, file descriptors) while
- * talking to them over real HTTP/2 on loopback.
- */
-export interface InProcessHub {
+/** A Hub served from the test process over its own private tmux server and home. */
+export interface InProcessHubOnly {
   readonly hub: RunningHub;
-  readonly node: RunningServer;
   readonly local: InProcessMachine;
-  readonly far: InProcessMachine;
   readonly userToken: string;
-  readonly nodeToken: string;
-  /** Every log line both servers wrote. */
+  /** Every log line the servers started here wrote. */
   readonly logLines: string[];
   readonly terminal: Client<typeof TerminalStream>;
   readonly sessions: Client<typeof SessionService>;
@@ -40,16 +33,28 @@ export interface InProcessHub {
   close(): Promise<void>;
 }
 
+/**
+ * A Hub and one remote Node (`far`) served from the test process, each over its own private tmux
+ * server and home, for tests that look inside the servers (attachment maps, file descriptors) while
+ * talking to them over real HTTP/2 on loopback.
+ */
+export interface InProcessHub extends InProcessHubOnly {
+  readonly node: RunningServer;
+  readonly far: InProcessMachine;
+  readonly nodeToken: string;
+}
+
+/** What the in-process Hub is started with. */
+export interface InProcessHubOptions {
+  readonly maxAttachmentsPerCaller?: number;
+}
+
 /** Starts the Hub and its Node; closes what it started if a step fails. */
-export async function startInProcessHub(): Promise<InProcessHub> {
+export async function startInProcessHub(options: InProcessHubOptions = {}): Promise<InProcessHub> {
   const logLines: string[] = [];
   const log = createLogger("test", "debug", (line) => logLines.push(line));
-  const userToken = "user-token-for-in-process-tests";
   const nodeToken = "node-token-for-in-process-tests";
   const cleanups: Array<() => Promise<unknown>> = [];
-  const close = async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  };
   try {
     const far = await machineIn("far", log, cleanups);
     const node = await startNodeServer({
@@ -63,39 +68,75 @@ export async function startInProcessHub(): Promise<InProcessHub> {
       extraServices: far.terminal.services,
     });
     cleanups.push(() => node.close());
-    const local = await machineIn("local", log, cleanups);
-    const hub = await startHubServer({
-      machine: local.machine,
-      chat: local.chat,
-      terminal: local.terminal,
-      host: "127.0.0.1",
-      port: 0,
-      token: userToken,
-      home: local.home,
-      webDist: join(local.home, "no-dashboard"),
-      log: log.child("hub"),
-      commandLineNodes: [{ id: "far", url: node.url }],
-      nodeToken,
-    });
-    cleanups.push(() => hub.close());
-    const transport = createGrpcTransport({ baseUrl: hub.url, interceptors: [bearerInterceptor(userToken)] });
-    return {
-      hub,
-      node,
-      local,
-      far,
-      userToken,
-      nodeToken,
-      logLines,
-      terminal: createClient(TerminalStream, transport),
-      sessions: createClient(SessionService, transport),
-      nodes: createClient(NodeService, transport),
-      close,
-    };
+    const hub = await startHub([{ id: "far", url: node.url }], nodeToken, options, log, logLines, cleanups);
+    return { ...hub, node, far, nodeToken };
   } catch (err) {
-    await close();
+    await closeAll(cleanups);
     throw err;
   }
+}
+
+/**
+ * Starts only the Hub, with `nodes` (Nodes running elsewhere, e.g. as processes a test may kill)
+ * reached with `nodeToken`.
+ */
+export async function startInProcessHubFor(
+  nodes: ReadonlyArray<{ id: string; url: string }>,
+  nodeToken: string,
+  options: InProcessHubOptions = {},
+): Promise<InProcessHubOnly> {
+  const logLines: string[] = [];
+  const log = createLogger("test", "debug", (line) => logLines.push(line));
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    return await startHub(nodes, nodeToken, options, log, logLines, cleanups);
+  } catch (err) {
+    await closeAll(cleanups);
+    throw err;
+  }
+}
+
+async function startHub(
+  nodes: ReadonlyArray<{ id: string; url: string }>,
+  nodeToken: string,
+  options: InProcessHubOptions,
+  log: Logger,
+  logLines: string[],
+  cleanups: Array<() => Promise<unknown>>,
+): Promise<InProcessHubOnly> {
+  const userToken = "user-token-for-in-process-tests";
+  const local = await machineIn("local", log, cleanups);
+  const hub = await startHubServer({
+    machine: local.machine,
+    chat: local.chat,
+    terminal: local.terminal,
+    host: "127.0.0.1",
+    port: 0,
+    token: userToken,
+    home: local.home,
+    webDist: join(local.home, "no-dashboard"),
+    log: log.child("hub"),
+    commandLineNodes: nodes,
+    nodeToken,
+    maxAttachmentsPerCaller: options.maxAttachmentsPerCaller,
+  });
+  cleanups.push(() => hub.close());
+  const transport = createGrpcTransport({ baseUrl: hub.url, interceptors: [bearerInterceptor(userToken)] });
+  return {
+    hub,
+    local,
+    userToken,
+    logLines,
+    terminal: createClient(TerminalStream, transport),
+    sessions: createClient(SessionService, transport),
+    nodes: createClient(NodeService, transport),
+    close: () => closeAll(cleanups),
+  };
+}
+
+/** Runs the cleanups in reverse order, each even if an earlier one failed. */
+async function closeAll(cleanups: Array<() => Promise<unknown>>): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 }
 
 async function machineIn(name: string, log: Logger, cleanups: Array<() => Promise<unknown>>) {
