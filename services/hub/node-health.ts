@@ -3,13 +3,14 @@ import type { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SERVER_ROLE_HEADER, VIA_HEADER } from "../common/hops.js";
 import { classifyNodeError, errorText, type NodeProblem } from "./node-errors.js";
 
-/** How often an online Node is checked: with the timeout below, a hung Node shows within 5 s. */
+/** How often an online Node is checked: with the timeout below, a hung Node shows within 7 s. */
 export const HEALTH_INTERVAL_MS = 2_000;
 /**
  * How long a health check may take. A Node on loopback or a private network answers in
- * milliseconds; a Node paused or behind a silent connection never does.
+ * milliseconds; a Node paused or behind a silent connection never does. Generous, because a Node on
+ * a machine starved of CPU can take seconds, and it is not gone for that (see `slow` below).
  */
-export const HEALTH_TIMEOUT_MS = 3_000;
+export const HEALTH_TIMEOUT_MS = 5_000;
 /** First wait before checking a failing Node again; doubles up to the maximum. */
 export const HEALTH_RETRY_INITIAL_MS = 500;
 /** Longest wait between checks of a failing Node: how long a Node that came back may stay OFFLINE. */
@@ -28,7 +29,13 @@ const HEALTH_WAKE_GAP_MS = 250;
 /** The result of one health check. */
 export type HealthOutcome =
   | { readonly ok: true; readonly version: string; readonly hostname: string }
-  | { readonly ok: false; readonly problem: NodeProblem; readonly why: string };
+  | {
+      readonly ok: false;
+      readonly problem: NodeProblem;
+      readonly why: string;
+      /** The check ran out of time (rather than being refused or failing at once). */
+      readonly timedOut?: boolean;
+    };
 
 /** What a health check calls. */
 export interface HealthTarget {
@@ -65,7 +72,8 @@ export async function checkNode(target: HealthTarget, signal: AbortSignal): Prom
   } catch (err) {
     const failure = classifyNodeError(err);
     const why = errorText(err);
-    if (failure !== "answer") return { ok: false, problem: failure, why };
+    const timedOut = err instanceof ConnectError && err.code === Code.DeadlineExceeded;
+    if (failure !== "answer") return { ok: false, problem: failure, why, timedOut };
     const notFound = err instanceof ConnectError && err.code === Code.NotFound;
     return { ok: false, problem: notFound ? "wrong-node" : "unhealthy", why };
   }

@@ -35,8 +35,8 @@ export const NODE_CALL_TIMEOUT_MS = 5_000;
  * within seconds, and every stream on it ends instead of hanging.
  */
 const NODE_PING_INTERVAL_MS = 2_000;
-/** How long a keepalive PING may go unanswered before the connection counts as dead. */
-const NODE_PING_TIMEOUT_MS = 3_000;
+/** How long a keepalive PING may go unanswered before the connection counts as dead (as a health check). */
+const NODE_PING_TIMEOUT_MS = 5_000;
 
 /**
  * A bearer token as the Hub sends it: printable ASCII without spaces (what `Bearer <token>` may
@@ -362,7 +362,12 @@ export class NodeRegistry {
     }
     const target = { id: node.id, nodes, via: this.options.instanceId };
     const health = new HealthLoop(async (signal) => {
+      const started = Date.now();
       const outcome = await checkNode(target, signal);
+      // A check that ran out of time while the Node's streams kept delivering: the Node is slow (a
+      // busy machine), not gone. It keeps its state; the next check decides.
+      const slow = !outcome.ok && outcome.timedOut === true && (entry.lastSeen?.getTime() ?? 0) >= started;
+      if (slow) return { ok: true, version: entry.version, hostname: entry.hostname };
       if (!signal.aborted && this.nodes.get(node.id) === entry) this.apply(entry, outcome);
       return outcome;
     });

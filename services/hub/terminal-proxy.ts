@@ -99,6 +99,7 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
     try {
       const options = { ...this.registry.callOptions(ctx), signal: relay.stop.signal };
       for await (const event of node.terminal.attach(req, options)) {
+        this.registry.markSeen(node.id);
         yield this.relayEvent(event, hubId, node, owner);
       }
     } catch (err) {
@@ -151,6 +152,7 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
     try {
       const options = { ...this.registry.callOptions(ctx), signal: relay.stop.signal };
       for await (const res of node.terminal.connect(forwarded, options)) {
+        this.registry.markSeen(node.id);
         if (res.message.case === "event") {
           const event = this.relayEvent(res.message.value, hubId, node, owner);
           yield create(ConnectResponseSchema, { message: { case: "event", value: event } });
@@ -195,7 +197,6 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
   private relayEvent(event: AttachResponse, hubId: string, node: NodeEntry, owner: string): AttachResponse {
     if (event.event.case !== "attached") return event;
     this.attachments.set(hubId, { node, nodeAttachmentId: event.event.value.attachmentId, owner });
-    this.registry.markSeen(node.id);
     this.log.info("relaying an attachment", { node: node.id, attachment: hubId });
     return create(AttachResponseSchema, {
       event: { case: "attached", value: { ...event.event.value, attachmentId: hubId } },

@@ -235,7 +235,7 @@ describe("a Hub's view of its Nodes", () => {
     try {
       const { port } = silent.address() as net.AddressInfo;
       await hub().nodes.addNode({ nodeId: "mute", url: `http://127.0.0.1:${port}`, token: "t0ken-mute" });
-      await waitFor(async () => (await connectivityOf("mute")()) === "OFFLINE", "mute OFFLINE", OFFLINE_AFTER_KILL_MS);
+      await waitFor(async () => (await connectivityOf("mute")()) === "OFFLINE", "mute OFFLINE", OFFLINE_AFTER_PAUSE_MS);
     } finally {
       await hub().nodes.removeNode({ name: "nodes/mute" });
       silent.close();
