@@ -64,32 +64,38 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
   const terminal = new HubTerminalProxy(registry, options.log.child("terminal"), options.maxAttachmentsPerCaller);
   const limiter = new FailureLimiter();
   const sessions = new BrowserSessions(options.token);
-  const server = await startServer({
-    role: "hub",
-    instanceId,
-    host: options.host,
-    port: options.port,
-    routes: (router) => {
-      router.service(SessionService, new HubSessionService(registry, options.log.child("sessions")));
-      router.service(NodeService, new HubNodeService(registry));
-      router.service(TerminalStream, terminal);
-    },
-    services: [SessionService, NodeService, TerminalStream],
-    registry: staragentRegistry(),
-    auth: {
-      tokens: [{ token: options.token, kind: "user" }],
-      cookieSession: (cookie) => sessions.verify(cookie),
-    },
-    limiter,
-    log: options.log.child("server"),
-    fallback: createWebHandler({
-      distDir: options.webDist,
-      token: options.token,
-      sessions,
+  let server: RunningServer;
+  try {
+    server = await startServer({
+      role: "hub",
+      instanceId,
+      host: options.host,
+      port: options.port,
+      routes: (router) => {
+        router.service(SessionService, new HubSessionService(registry, options.log.child("sessions")));
+        router.service(NodeService, new HubNodeService(registry));
+        router.service(TerminalStream, terminal);
+      },
+      services: [SessionService, NodeService, TerminalStream],
+      registry: staragentRegistry(),
+      auth: {
+        tokens: [{ token: options.token, kind: "user" }],
+        cookieSession: (cookie) => sessions.verify(cookie),
+      },
       limiter,
-      log: options.log.child("web"),
-    }),
-  });
+      log: options.log.child("server"),
+      fallback: createWebHandler({
+        distDir: options.webDist,
+        token: options.token,
+        sessions,
+        limiter,
+        log: options.log.child("web"),
+      }),
+    });
+  } catch (err) {
+    await registry.close();
+    throw err;
+  }
   let closing: Promise<void> | undefined;
   return {
     ...server,

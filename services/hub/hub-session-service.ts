@@ -184,10 +184,37 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
       }
     };
 
+    /** A node removed from the Hub meanwhile: its sessions leave the merged view. */
+    const forget = (node: NodeEntry) => {
+      const names = [...(current.get(node.id)?.keys() ?? [])];
+      current.delete(node.id);
+      if (!snapshotSent) return;
+      if (names.length > 0) {
+        queue.push(create(WatchSessionsResponseSchema, { type: WatchEventType.REMOVED, removedNames: names }));
+      }
+      if (unreachable.delete(`nodes/${node.id}`)) {
+        queue.push(
+          create(WatchSessionsResponseSchema, {
+            type: WatchEventType.UNREACHABLE_CHANGED,
+            unreachable: [...unreachable].sort(),
+          }),
+        );
+      }
+    };
+
     const follow = async (node: NodeEntry) => {
       let first = true;
       let backoff = REWATCH_INITIAL_MS;
+      const removed = () => !this.registry.isCurrent(node);
       while (!ctx.signal.aborted) {
+        if (removed()) {
+          if (first) {
+            pendingFirst--;
+            sendSnapshotIfReady();
+          }
+          forget(node);
+          return;
+        }
         const offline = () => !node.local && node.connectivity === Connectivity.OFFLINE;
         if (!offline()) {
           // One attempt; it ends when the node's health check finds it OFFLINE, or with the caller.
@@ -195,7 +222,7 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
           const stopOnAbort = () => attempt.abort();
           ctx.signal.addEventListener("abort", stopOnAbort, { once: true });
           const unsubscribe = this.registry.onChange(() => {
-            if (offline()) attempt.abort();
+            if (offline() || removed()) attempt.abort();
           });
           try {
             const options = this.registry.callOptions(ctx);
@@ -226,6 +253,7 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
           }
         }
         if (ctx.signal.aborted) return;
+        if (removed()) continue;
         setReachable(node, false);
         if (first) {
           first = false;
@@ -240,7 +268,7 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
         const until = Date.now() + backoff;
         while (!ctx.signal.aborted && Date.now() < until) {
           await this.registry.nextChange(until - Date.now(), ctx.signal);
-          if (!offline()) break;
+          if (!offline() || removed()) break;
         }
         backoff = Math.min(backoff * 2, REWATCH_MAX_MS);
       }

@@ -11,7 +11,7 @@ import {
   type HandlerContext,
   type Transport,
 } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { Connectivity, type Node, NodeSchema, NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
@@ -94,6 +94,8 @@ interface RemoteLink {
   readonly token: string;
   readonly nodes: Client<typeof NodeService>;
   readonly health: HealthLoop | undefined;
+  /** The node's HTTP/2 connection, closed when the node is removed or the Hub stops. */
+  readonly connection: Http2SessionManager;
 }
 
 /**
@@ -166,8 +168,10 @@ export class NodeRegistry {
    * its connectivity says so and the health check keeps trying.
    */
   async vet(node: StoredNode): Promise<HealthOutcome> {
-    const nodes = createClient(NodeService, this.transportFor(node));
+    const { transport, connection } = this.transportFor(node);
+    const nodes = createClient(NodeService, transport);
     const outcome = await checkNode({ id: node.id, nodes, via: this.options.instanceId }, new AbortController().signal);
+    connection.abort();
     if (!outcome.ok && (outcome.problem === "loop" || outcome.problem === "not-a-node")) {
       throw new ConnectError(
         `url: ${describeProblem(outcome.problem, node, scrub(outcome.why, node.token))}`,
@@ -175,6 +179,11 @@ export class NodeRegistry {
       );
     }
     return outcome;
+  }
+
+  /** True while `entry` is the registry's node of its id (false once removed). */
+  isCurrent(entry: NodeEntry): boolean {
+    return this.nodes.get(entry.id) === entry;
   }
 
   /** Registers and stores a remote node; starts its health check (from `first`, when vetted). */
@@ -195,13 +204,15 @@ export class NodeRegistry {
     const link = this.links.get(id);
     this.links.delete(id);
     await link?.health?.close();
+    link?.connection.abort();
     this.changed();
   }
 
-  /** Stops every health check. */
+  /** Stops every health check and closes the connections to the Nodes. */
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.links.values()].map((link) => link.health?.close()));
+    for (const link of this.links.values()) link.connection.abort();
   }
 
   /** A call or stream event got an answer from `id`: it was seen now. */
@@ -244,7 +255,12 @@ export class NodeRegistry {
   relayError(node: NodeEntry, error: unknown, ctx: HandlerContext): ConnectError {
     const own = callerEnd(ctx, error);
     if (own) return own;
-    if (node.local) return ConnectError.from(error);
+    if (node.local) {
+      const e = ConnectError.from(error);
+      const relayed = new ConnectError(e.rawMessage, e.code);
+      relayed.details.push(...e.details);
+      return relayed;
+    }
     const failure = classifyNodeError(error);
     const token = this.links.get(node.id)?.token ?? "";
     const why = scrub(errorText(error), token);
@@ -325,20 +341,24 @@ export class NodeRegistry {
     });
   }
 
-  private transportFor(node: StoredNode): Transport {
-    return createGrpcTransport({
-      baseUrl: node.url,
-      interceptors: [bearerInterceptor(node.token)],
-      defaultTimeoutMs: undefined,
+  private transportFor(node: StoredNode): { transport: Transport; connection: Http2SessionManager } {
+    const connection = new Http2SessionManager(node.url, {
       pingIntervalMs: NODE_PING_INTERVAL_MS,
       pingTimeoutMs: NODE_PING_TIMEOUT_MS,
     });
+    const transport = createGrpcTransport({
+      baseUrl: node.url,
+      interceptors: [bearerInterceptor(node.token)],
+      defaultTimeoutMs: undefined,
+      sessionManager: connection,
+    });
+    return { transport, connection };
   }
 
   private addEntry(node: StoredNode, first?: HealthOutcome): NodeEntry {
     const usable = NODE_TOKEN_PATTERN.test(node.token);
     // A token that cannot be sent never reaches a transport (whose errors would quote it).
-    const transport = usable ? this.transportFor(node) : this.transportFor({ ...node, token: "unusable" });
+    const { transport, connection } = this.transportFor(usable ? node : { ...node, token: "unusable" });
     const entry: NodeEntry = {
       id: node.id,
       local: false,
@@ -356,7 +376,7 @@ export class NodeRegistry {
     this.nodes.set(node.id, entry);
     const nodes = createClient(NodeService, transport);
     if (!usable) {
-      this.links.set(node.id, { token: node.token, nodes, health: undefined });
+      this.links.set(node.id, { token: node.token, nodes, health: undefined, connection });
       this.apply(entry, { ok: false, problem: "bad-token", why: "" });
       return entry;
     }
@@ -371,7 +391,7 @@ export class NodeRegistry {
       if (!signal.aborted && this.nodes.get(node.id) === entry) this.apply(entry, outcome);
       return outcome;
     });
-    this.links.set(node.id, { token: node.token, nodes, health });
+    this.links.set(node.id, { token: node.token, nodes, health, connection });
     if (first) this.apply(entry, first);
     if (!this.closed) health.start();
     return entry;

@@ -79,6 +79,17 @@ describe("a Hub with a Node it cannot use", () => {
       } finally {
         await watch.close();
       }
+      // A watch that outlives the node stops reporting it once it is removed.
+      const later = readWatch((signal) => hub().sessions.watchSessions({ parent: "nodes/-" }, { signal }));
+      try {
+        await later.next((e) => e.type === WatchEventType.SNAPSHOT, "the snapshot");
+        await hub().nodes.removeNode({ name: "nodes/badtok" });
+        const gone = await later.next((e) => e.type === WatchEventType.UNREACHABLE_CHANGED, "badtok forgotten");
+        expect(gone.unreachable).toEqual([]);
+        await hub().nodes.addNode({ nodeId: "badtok", url: (other as ServerProcess).url, token: wrong });
+      } finally {
+        await later.close();
+      }
       // Its error is the Hub's (what to fix), never the caller's own UNAUTHENTICATED.
       const failure = await failureOf(hub().sessions.getSession({ name: "nodes/badtok/sessions/elsewhere" }));
       expect(failure).toMatchObject({
