@@ -19,14 +19,16 @@ import { waitFor } from "../test/support/wait.js";
  * session and node watches and lists run, for LOAD_SECONDS. Then it checks what must hold exactly
  * (every typed and chatted byte arrived once and in order, no errors, nothing left behind: tmux
  * clients, ptys, file descriptors) and exits 1 if anything does not. Memory and echo latency are
- * printed, not asserted (docs/benchmarks.md records them).
+ * printed, not asserted (docs/benchmarks.md records them). LOAD_SECONDS and LOAD_SESSIONS change
+ * the duration and the sessions per Node; LOAD_HUB_NODE_OPTIONS is passed to the Hub as NODE_OPTIONS
+ * (e.g. `--max-old-space-size=48`, to see how much of its memory is collectable).
  */
 
 /** How long the load runs (seconds); LOAD_SECONDS overrides it. */
 const LOAD_SECONDS = Number(process.env.LOAD_SECONDS ?? 60);
 const NODE_COUNT = 3;
-/** Sessions per Node, most of them idle `sleep` panes. */
-const SESSIONS_PER_NODE = 300;
+/** Sessions per Node, most of them idle `sleep` panes; LOAD_SESSIONS overrides it. */
+const SESSIONS_PER_NODE = Number(process.env.LOAD_SESSIONS ?? 300);
 /** Viewers that type one key at a time and time its echo. */
 const TYPING_VIEWERS = 10;
 /** Viewers of sessions printing a line every 100 ms. */
@@ -261,7 +263,7 @@ async function main(): Promise<number> {
       tmuxSocket: hubTmux.socketName,
       token: USER_TOKEN,
       args: nodes.flatMap((n) => ["--node", `${n.name}=${n.server?.url}`]),
-      env: { STARAGENT_NODE_TOKEN: NODE_TOKEN },
+      env: { STARAGENT_NODE_TOKEN: NODE_TOKEN, NODE_OPTIONS: process.env.LOAD_HUB_NODE_OPTIONS ?? "" },
     });
     const hubUrl = hub.url;
     const clientOf = () => {
@@ -463,6 +465,7 @@ async function main(): Promise<number> {
     console.log("|---|---|---|");
     console.log(`| load average before / at the end of the load | ${loadBefore} / ${loadAfter} | |`);
     console.log(`| Hub RSS, peak (MiB) | ${peak("hub").toFixed(1)} | < 150 |`);
+    console.log(`| Hub RSS, at the end of the load (MiB) | ${(rss.hub?.at(-1) ?? Number.NaN).toFixed(1)} | |`);
     for (const node of nodes) console.log(`| Node ${node.name} RSS, peak (MiB) | ${peak(node.name).toFixed(1)} | |`);
     console.log(`| Hub CPU (% of one core) | ${cpuPercent.hub?.toFixed(1)} | |`);
     for (const node of nodes) {
