@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, readFile, readlink, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { Connectivity, NodeService } from "../gen/staragent/v1/node_service_pb.js";
@@ -118,7 +119,8 @@ async function createSessions(node: LoadNode, dir: string): Promise<void> {
   for (const name of node.busy) {
     commands.push([
       name,
-      'i=0; while :; do i=$((i+1)); echo "busy line $i padding-padding-padding-padding-padding"; sleep 0.1; done',
+      // One process printing every 100 ms (a shell loop would fork `sleep` ten times a second).
+      "perl -e '$| = 1; for ($i = 1; ; $i++) { print \"busy line $i padding-padding-padding-padding\\n\"; select(undef, undef, undef, 0.1) }'",
     ]);
   }
   commands.push([node.chat, `cat > ${join(dir, `${node.chat}.chat`)}`]);
@@ -397,6 +399,9 @@ async function main(): Promise<number> {
     for (const [name, pid] of Object.entries(pids)) cpuBefore[name] = await cpuSeconds(pid);
     const loadBefore = await loadAverage();
     const loadStart = performance.now();
+    const driverCpuBefore = process.cpuUsage();
+    const driverLag = monitorEventLoopDelay({ resolution: 10 });
+    driverLag.enable();
     const typing = typists.map((t) => t.run(stopTyping.signal));
     console.log(`load running for ${LOAD_SECONDS} s...`);
     await pause(LOAD_SECONDS * 1_000);
@@ -406,6 +411,9 @@ async function main(): Promise<number> {
       cpuPercent[name] = (((await cpuSeconds(pid)) - (cpuBefore[name] ?? 0)) / elapsed) * 100;
     }
     const loadAfter = await loadAverage();
+    driverLag.disable();
+    const driverCpu = process.cpuUsage(driverCpuBefore);
+    const driverCpuPercent = ((driverCpu.user + driverCpu.system) / 1e6 / elapsed) * 100;
     stop.abort();
     await Promise.all([listing, chatting, ...watchers]);
     stopTyping.abort();
@@ -468,6 +476,9 @@ async function main(): Promise<number> {
     console.log(`| Hub RSS, at the end of the load (MiB) | ${(rss.hub?.at(-1) ?? Number.NaN).toFixed(1)} | |`);
     for (const node of nodes) console.log(`| Node ${node.name} RSS, peak (MiB) | ${peak(node.name).toFixed(1)} | |`);
     console.log(`| Hub CPU (% of one core) | ${cpuPercent.hub?.toFixed(1)} | |`);
+    console.log(
+      `| load driver CPU (% of one core) / its event loop delay p99 (ms) | ${driverCpuPercent.toFixed(1)} / ${(driverLag.percentile(99) / 1e6).toFixed(1)} | |`,
+    );
     for (const node of nodes) {
       console.log(`| Node ${node.name} CPU (% of one core) | ${cpuPercent[node.name]?.toFixed(1)} | |`);
     }
