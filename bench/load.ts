@@ -304,6 +304,7 @@ async function main(): Promise<number> {
     await pause(1_000);
     const baseline: Record<string, Holdings> = {};
     for (const [name, pid] of Object.entries(pids)) baseline[name] = await holdings(pid);
+    const hubRssBefore = await rssMiB(pids.hub);
 
     const rss: Record<string, number[]> = Object.fromEntries(Object.keys(pids).map((k) => [k, []]));
     const sampler = setInterval(() => {
@@ -472,6 +473,7 @@ async function main(): Promise<number> {
     console.log("| figure | value | goal |");
     console.log("|---|---|---|");
     console.log(`| load average before / at the end of the load | ${loadBefore} / ${loadAfter} | |`);
+    console.log(`| Hub RSS before the load, Nodes listed (MiB) | ${hubRssBefore.toFixed(1)} | |`);
     console.log(`| Hub RSS, peak (MiB) | ${peak("hub").toFixed(1)} | < 150 |`);
     console.log(`| Hub RSS, at the end of the load (MiB) | ${(rss.hub?.at(-1) ?? Number.NaN).toFixed(1)} | |`);
     for (const node of nodes) console.log(`| Node ${node.name} RSS, peak (MiB) | ${peak(node.name).toFixed(1)} | |`);

@@ -2,9 +2,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Connectivity, NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService, WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
+import { SERVER_ROLE_HEADER } from "../../services/common/hops.js";
+import { refusalOf } from "../../services/common/refusals.js";
 import { type ServerProcess, startServerProcess } from "../support/servers.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { waitFor } from "../support/wait.js";
@@ -123,6 +126,26 @@ describe("a Hub with a Node it cannot use", () => {
     } finally {
       await hub().nodes.removeNode({ name: "nodes/misnamed" });
     }
+  });
+
+  it("gets a Node's refusals marked as such over gRPC, and its answers unmarked", async () => {
+    const url = (other as ServerProcess).url;
+    const refused = ConnectError.from(
+      await grpcClient(SessionService, url, "not-the-node-token")
+        .getSession({ name: "nodes/n2/sessions/elsewhere" })
+        .catch((e: unknown) => e),
+    );
+    expect([Code[refused.code], refusalOf(refused), refused.metadata.get(SERVER_ROLE_HEADER)]).toEqual([
+      "Unauthenticated",
+      "credentials",
+      "node",
+    ]);
+    const answered = ConnectError.from(
+      await grpcClient(SessionService, url, otherToken)
+        .getSession({ name: "nodes/n2/sessions/ghost" })
+        .catch((e: unknown) => e),
+    );
+    expect([Code[answered.code], refusalOf(answered)]).toEqual(["NotFound", undefined]);
   });
 
   it("still passes a Node's answers about the request on unchanged", async () => {
