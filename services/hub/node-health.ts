@@ -50,14 +50,18 @@ export interface HealthTarget {
  * accepts the Hub's token, serves that name, is a Node (not a Hub) and is not this Hub, and brings
  * its version and host name.
  */
-export async function checkNode(target: HealthTarget, signal: AbortSignal): Promise<HealthOutcome> {
+export async function checkNode(
+  target: HealthTarget,
+  signal: AbortSignal,
+  timeoutMs = HEALTH_TIMEOUT_MS,
+): Promise<HealthOutcome> {
   let role = "";
   try {
     const res = await target.nodes.getNode(
       { name: `nodes/${target.id}` },
       {
         signal,
-        timeoutMs: HEALTH_TIMEOUT_MS,
+        timeoutMs,
         headers: { [VIA_HEADER]: target.via },
         onHeader: (headers) => {
           role = headers.get(SERVER_ROLE_HEADER) ?? "";

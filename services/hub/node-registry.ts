@@ -44,6 +44,12 @@ const NODE_PING_TIMEOUT_MS = 5_000;
  */
 export const NODE_TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 
+/**
+ * How long AddNode waits for its first look at a Node. A URL leading back to a Hub answers at once;
+ * a Node that does not answer this fast is added as CONNECTING and left to its health check.
+ */
+const VET_TIMEOUT_MS = 2_000;
+
 /** How far a deadline may be from passing for a DEADLINE_EXCEEDED to count as the caller's own. */
 const CALLER_DEADLINE_SLACK_MS = 50;
 
@@ -165,12 +171,17 @@ export class NodeRegistry {
   /**
    * Checks a Node before it is registered: its URL must not lead back to this Hub or to another Hub
    * (INVALID_ARGUMENT). A Node that cannot be reached yet, or refuses the token, may still be added:
-   * its connectivity says so and the health check keeps trying.
+   * its connectivity says so and the health check keeps trying. Resolves with what the check found,
+   * or undefined when the Node did not answer in time (it starts CONNECTING).
    */
-  async vet(node: StoredNode): Promise<HealthOutcome> {
+  async vet(node: StoredNode): Promise<HealthOutcome | undefined> {
     const { transport, connection } = this.transportFor(node);
     const nodes = createClient(NodeService, transport);
-    const outcome = await checkNode({ id: node.id, nodes, via: this.options.instanceId }, new AbortController().signal);
+    const outcome = await checkNode(
+      { id: node.id, nodes, via: this.options.instanceId },
+      new AbortController().signal,
+      VET_TIMEOUT_MS,
+    );
     connection.abort();
     if (!outcome.ok && (outcome.problem === "loop" || outcome.problem === "not-a-node")) {
       throw new ConnectError(
@@ -178,7 +189,7 @@ export class NodeRegistry {
         Code.InvalidArgument,
       );
     }
-    return outcome;
+    return !outcome.ok && outcome.timedOut ? undefined : outcome;
   }
 
   /** True while `entry` is the registry's node of its id (false once removed). */

@@ -404,8 +404,9 @@ export const NodeService: GenService<{
    * the token is stored in the Hub's `.staragent/nodes.json` (mode 0600) and
    * never returned. ALREADY_EXISTS for a node id in use; INVALID_ARGUMENT for a
    * bad id, URL or token (empty, or not printable ASCII without spaces), or a
-   * URL that leads back to this Hub or to another Hub. A Node that does not
-   * answer yet is added and shown OFFLINE with the reason. Not idempotent.
+   * URL that leads back to this Hub or to another Hub (checked for up to 2 s).
+   * A Node that does not answer yet is added all the same; its connectivity
+   * and last_error say how it goes. Not idempotent.
    *
    * @generated from rpc staragent.v1.NodeService.AddNode
    */
