@@ -181,6 +181,8 @@ describe("a Hub whose stored Node leads back to itself", () => {
   let tmux: TestTmux;
   let home: string;
   let hub: ServerProcess | undefined;
+  /** A Hub that started although it should have refused to (stopped here even then). */
+  let stray: ServerProcess | undefined;
 
   beforeAll(async () => {
     tmux = createTestTmux();
@@ -188,6 +190,7 @@ describe("a Hub whose stored Node leads back to itself", () => {
   });
 
   afterAll(async () => {
+    await stray?.stop();
     await hub?.stop();
     await tmux?.close();
     await rm(home, { recursive: true, force: true });
@@ -204,7 +207,14 @@ describe("a Hub whose stored Node leads back to itself", () => {
       args: ["--port", String(port), "--node", `self=http://127.0.0.1:${port}`],
       env: { STARAGENT_NODE_TOKEN: token },
     });
-    await expect(start).rejects.toThrow(/--node self=http:\/\/127\.0\.0\.1:\d+: that is this Hub's own address/);
+    const outcome = await start.then(
+      (started) => {
+        stray = started;
+        return "it started";
+      },
+      (err: Error) => err.message,
+    );
+    expect(outcome).toMatch(/--node self=http:\/\/127\.0\.0\.1:\d+: that is this Hub's own address/);
   });
 
   it("refuses the loop at run time: lists answer at once, calls fail clearly, nothing recurses", async () => {
