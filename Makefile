@@ -116,6 +116,10 @@ fuzz: install ## Fuzz every parser fed from outside (FUZZ_RUNS cases per target;
 bench: install build ## Run the benchmarks and print the figures recorded in docs/benchmarks.md
 	node --import tsx bench/run.ts
 
+.PHONY: load
+load: install ## Load test (not part of test): 3 Nodes x 300 sessions, 20 viewers, chat, watches; fails on lost input, errors or leaks
+	node --import tsx bench/load.ts
+
 .PHONY: run
 run: install build ## Start the Hub on HOST:PORT (default 127.0.0.1:8080) and print how to log in
 	node dist/staragent.js hub --host $(HOST) --port $(PORT)

@@ -8,10 +8,12 @@ import { cookieHeaderKey, hostKey, originKey, peerAddressKey } from "./context-k
 import { createErrorInterceptor } from "./errors.js";
 import { FailureSlowdown } from "./failure-slowdown.js";
 import { registerHealth } from "./health.js";
+import { createHopGuard, newInstanceId, type ServerRole } from "./hops.js";
 import { type ListenerLimits, listenOnePort, type OnePortServer } from "./listener.js";
 import type { Logger } from "./log.js";
 import { OwnOrigins } from "./own-origins.js";
 import { registerReflection } from "./reflection.js";
+import { markCredentialRefusals } from "./refusals.js";
 
 /** Largest request message accepted: bounds memory per call; inputs have tighter limits of their own. */
 const READ_MAX_BYTES = 4 * 1024 * 1024;
@@ -21,6 +23,10 @@ export type FallbackHandler = NonNullable<ConnectNodeAdapterOptions["fallback"]>
 
 /** Everything a StarAgent server (Hub or Node) is made of. */
 export interface ServerOptions {
+  /** What this server is (answers say so in `staragent-server`). */
+  readonly role: ServerRole;
+  /** This server's identity in `staragent-via` (loop detection); a new random one when absent. */
+  readonly instanceId?: string;
   readonly host: string;
   readonly port: number;
   /** Registers the server's own services. */
@@ -49,6 +55,8 @@ export interface ServerOptions {
 /** A running server. */
 export interface RunningServer {
   readonly url: string;
+  /** This server's identity in `staragent-via`. */
+  readonly instanceId: string;
   readonly port: number;
   /** Aborted when the server begins to stop; streaming handlers end on it. */
   readonly shutdownSignal: AbortSignal;
@@ -59,9 +67,12 @@ export interface RunningServer {
 /**
  * Starts a server on one port serving Connect, gRPC and gRPC-Web over HTTP/1.1 and HTTP/2 cleartext,
  * with authentication on every call but health, gRPC reflection and health, and error logging.
+ * Requests that come back to it through a loop of Nodes are refused before authentication
+ * (`hops.ts`); errors that refuse the caller's credentials are marked as such (`refusals.ts`).
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const shutdown = new AbortController();
+  const instanceId = options.instanceId ?? newInstanceId();
   const slowdown = options.slowdown ?? new FailureSlowdown();
   const origins = options.origins ?? new OwnOrigins();
   const handler = connectNodeAdapter({
@@ -76,7 +87,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     interceptors: [
       createErrorInterceptor(options.log),
-      createAuthInterceptor(options.auth, { slowdown, origins }, options.log),
+      createHopGuard(instanceId, options.role),
+      markCredentialRefusals(createAuthInterceptor(options.auth, { slowdown, origins }, options.log)),
       ...(options.interceptors ?? []),
     ],
     shutdownSignal: shutdown.signal,
@@ -104,6 +116,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   options.log.info("listening", { url: listener.url });
   return {
     url: listener.url,
+    instanceId,
     port: listener.port,
     shutdownSignal: shutdown.signal,
     close: async () => {

@@ -1,16 +1,18 @@
-import type { DescService } from "@bufbuild/protobuf";
-import { type ConnectRouter, createRouterTransport } from "@connectrpc/connect";
 import { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
+import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { staragentRegistry } from "../common/descriptors.js";
 import { FailureSlowdown } from "../common/failure-slowdown.js";
+import { newInstanceId } from "../common/hops.js";
 import type { Logger } from "../common/log.js";
 import { OwnOrigins } from "../common/own-origins.js";
 import { type RunningServer, startServer } from "../common/server.js";
-import { type ChatBackend, type Machine, nodeRoutes } from "../node/index.js";
+import { type ChatBackend, type Machine, type MachineTerminal, nodeRoutes } from "../node/index.js";
 import { HubSessionService } from "./hub-session-service.js";
+import { createLocalTransport } from "./local-transport.js";
 import { NodeRegistry } from "./node-registry.js";
 import { HubNodeService } from "./node-service.js";
+import { HubTerminalProxy } from "./terminal-proxy.js";
 import { BrowserSessions, createWebHandler } from "./web.js";
 
 /** What a Hub is built from. */
@@ -18,6 +20,8 @@ export interface HubServerOptions {
   /** The Hub's own machine, served as node `local`. */
   readonly machine: Machine;
   readonly chat?: ChatBackend;
+  /** The Hub's own machine's terminal (its attachments). */
+  readonly terminal: MachineTerminal;
   readonly host: string;
   readonly port: number;
   /** The user token (scripts send it as a bearer token; browsers exchange it for a cookie). */
@@ -31,27 +35,28 @@ export interface HubServerOptions {
   readonly nodeToken?: string;
   /** Origins browsers may also reach the Hub by (`STARAGENT_ORIGINS`: a TLS proxy, a DNS name). */
   readonly origins?: readonly string[];
-  /** Adds the local machine's further services (the terminal) to the in-process transport. */
-  readonly localExtraRoutes?: (router: ConnectRouter) => void;
-  /** Registers the Hub's further services, given the node registry (the terminal proxy). */
-  readonly hubExtraRoutes?: (router: ConnectRouter, registry: NodeRegistry) => void;
-  readonly hubExtraServices?: DescService[];
+  /** Attachments one caller may hold through the Hub (default MAX_HUB_ATTACHMENTS_PER_CALLER). */
+  readonly maxAttachmentsPerCaller?: number;
 }
 
 /** A running Hub. */
 export interface RunningHub extends RunningServer {
   readonly registry: NodeRegistry;
+  /** The Hub's TerminalStream (its relayed attachments). */
+  readonly terminal: HubTerminalProxy;
 }
 
 /**
- * Starts the Hub: the dashboard and login pages, SessionService and NodeService routed over the
- * Hub's own machine (in-process) and the registered Nodes, on one port.
+ * Starts the Hub: the dashboard and login pages, SessionService, NodeService and TerminalStream
+ * routed over the Hub's own machine (in-process) and the registered Nodes, on one port.
  */
 export async function startHubServer(options: HubServerOptions): Promise<RunningHub> {
-  const localTransport = createRouterTransport(
-    nodeRoutes({ machine: options.machine, chat: options.chat, extraRoutes: options.localExtraRoutes }),
+  const localTransport = createLocalTransport(
+    nodeRoutes({ machine: options.machine, chat: options.chat, extraRoutes: options.terminal.routes }),
   );
+  const instanceId = newInstanceId();
   const registry = new NodeRegistry({
+    instanceId,
     localTransport,
     home: options.home,
     log: options.log.child("nodes"),
@@ -59,34 +64,58 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
     commandLineToken: options.nodeToken,
   });
   await registry.load();
+  const terminal = new HubTerminalProxy(registry, options.log.child("terminal"), options.maxAttachmentsPerCaller);
   const slowdown = new FailureSlowdown();
   const origins = new OwnOrigins(options.origins);
   const sessions = new BrowserSessions(options.token);
-  const server = await startServer({
-    host: options.host,
-    port: options.port,
-    routes: (router) => {
-      router.service(SessionService, new HubSessionService(registry, options.log.child("sessions")));
-      router.service(NodeService, new HubNodeService(registry));
-      options.hubExtraRoutes?.(router, registry);
-    },
-    services: [SessionService, NodeService, ...(options.hubExtraServices ?? [])],
-    registry: staragentRegistry(),
-    auth: {
-      tokens: [{ token: options.token, kind: "user" }],
-      cookieSession: (cookie) => sessions.verify(cookie),
-    },
-    slowdown,
-    origins,
-    log: options.log.child("server"),
-    fallback: createWebHandler({
-      distDir: options.webDist,
-      token: options.token,
-      sessions,
+  let server: RunningServer;
+  try {
+    server = await startServer({
+      role: "hub",
+      instanceId,
+      host: options.host,
+      port: options.port,
+      routes: (router) => {
+        router.service(SessionService, new HubSessionService(registry, options.log.child("sessions")));
+        router.service(NodeService, new HubNodeService(registry));
+        router.service(TerminalStream, terminal);
+      },
+      services: [SessionService, NodeService, TerminalStream],
+      registry: staragentRegistry(),
+      auth: {
+        tokens: [{ token: options.token, kind: "user" }],
+        cookieSession: (cookie) => sessions.verify(cookie),
+      },
       slowdown,
       origins,
-      log: options.log.child("web"),
-    }),
-  });
-  return { ...server, registry, close: server.close };
+      log: options.log.child("server"),
+      fallback: createWebHandler({
+        distDir: options.webDist,
+        token: options.token,
+        sessions,
+        slowdown,
+        origins,
+        log: options.log.child("web"),
+      }),
+    });
+  } catch (err) {
+    await registry.close();
+    throw err;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    ...server,
+    registry,
+    terminal,
+    close: () => {
+      closing ??= (async () => {
+        // Viewers first get `exited` and a clean end, then nothing of the machine's terminal is left.
+        await terminal.close("the Hub is stopping");
+        await options.terminal.close();
+        await registry.close();
+        await server.close();
+      })();
+      return closing;
+    },
+  };
 }

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { type CallOptions, Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { Connectivity } from "../../gen/staragent/v1/node_service_pb.js";
 import { type Session, SessionSchema } from "../../gen/staragent/v1/session_pb.js";
 import {
   type AdoptSessionRequest,
@@ -17,10 +18,10 @@ import {
   type WatchSessionsResponse,
   WatchSessionsResponseSchema,
 } from "../../gen/staragent/v1/session_service_pb.js";
-import { AsyncQueue, sleep } from "../common/async-queue.js";
+import { AsyncQueue } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
 import { MAX_PAGE_SIZE, paginate, parseParent, parseSessionFilter, parseSessionName } from "../node/index.js";
-import { isUnreachable, NODE_CALL_TIMEOUT_MS, type NodeEntry, type NodeRegistry, relayError } from "./node-registry.js";
+import { callerEnd, NODE_CALL_TIMEOUT_MS, type NodeEntry, type NodeRegistry } from "./node-registry.js";
 
 /** First wait before re-watching a node whose stream broke; doubles up to the maximum. */
 const REWATCH_INITIAL_MS = 500;
@@ -29,9 +30,10 @@ const REWATCH_MAX_MS = 15_000;
 
 /**
  * The Hub's SessionService: every call goes to the node named in its resource name (the Hub's own
- * machine in-process, remote Nodes over gRPC); `nodes/-` fans out and merges. A Node's errors reach
- * the caller unchanged; an unreachable Node is UNAVAILABLE for single calls and listed in
- * `unreachable` (with its last known sessions) for lists and watches.
+ * machine in-process, remote Nodes over gRPC) with the caller's deadline; `nodes/-` fans out and
+ * merges. A Node's answers about a request reach the caller unchanged; a Node the Hub cannot use is
+ * the Hub's error, never the caller's: UNAVAILABLE or FAILED_PRECONDITION naming the node for
+ * single calls, and in `unreachable` (with its last known sessions) for lists and watches.
  */
 export class HubSessionService implements ServiceImpl<typeof SessionService> {
   /** Last sessions seen per node, shown (marked unreachable) while a node cannot be reached. */
@@ -49,11 +51,13 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
     const perNode = await Promise.all(
       nodes.map(async (node) => {
         try {
-          const sessions = await this.allSessions(node, req.filter, ctx.signal);
+          const sessions = await this.allSessions(node, req.filter, ctx);
           if (req.filter === "") this.lastKnown.set(node.id, sessions);
           return sessions;
         } catch (err) {
-          if (node.local || !isUnreachable(err)) throw relayError(node, err);
+          if (node.local) throw this.registry.relayError(node, err, ctx);
+          const own = callerEnd(ctx, err);
+          if (own) throw own;
           unreachable.push(`nodes/${node.id}`);
           return (this.lastKnown.get(node.id) ?? [])
             .filter(matches)
@@ -72,20 +76,23 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
   }
 
   getSession(req: GetSessionRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.getSession(req, { signal: ctx.signal }));
+    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.getSession(req, o));
   }
 
+  /**
+   * Creates on the named node with the caller's deadline. A caller that gives up does not undo a
+   * create the node has begun: the session then exists (lists show it, a retry gets ALREADY_EXISTS);
+   * the node starts nothing once the deadline has passed.
+   */
   createSession(req: CreateSessionRequest, ctx: HandlerContext) {
     const id = req.parent === "" ? "local" : parseParent(req.parent);
     if (id === "-") throw new ConnectError("parent: name one node (nodes/{node}), not nodes/-", Code.InvalidArgument);
     const node = this.registry.get(id);
-    return this.forward(node, (n) =>
-      n.sessions.createSession({ ...req, parent: `nodes/${n.id}` }, { signal: ctx.signal }),
-    );
+    return this.forward(node, ctx, (n, o) => n.sessions.createSession({ ...req, parent: `nodes/${n.id}` }, o));
   }
 
   stopSession(req: StopSessionRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.stopSession(req, { signal: ctx.signal }));
+    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.stopSession(req, o));
   }
 
   async listAdoptableSessions(req: ListAdoptableSessionsRequest, ctx: HandlerContext) {
@@ -94,15 +101,18 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
     const lists = await Promise.all(
       nodes.map(async (node) => {
         try {
+          this.registry.admit(node);
           const res = await node.sessions.listAdoptableSessions(
             { parent: `nodes/${node.id}` },
-            { signal: ctx.signal, timeoutMs: listTimeout(node) },
+            this.registry.callOptions(ctx, listTimeout(node)),
           );
-          this.registry.markResult(node.id);
+          this.registry.markSeen(node.id);
           return res.adoptableSessions;
         } catch (err) {
-          this.registry.markResult(node.id, err);
-          if (node.local || !isUnreachable(err)) throw relayError(node, err);
+          if (node.local) throw this.registry.relayError(node, err, ctx);
+          const own = callerEnd(ctx, err);
+          if (own) throw own;
+          this.registry.suspect(node.id);
           unreachable.push(`nodes/${node.id}`);
           return [];
         }
@@ -112,25 +122,27 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
   }
 
   adoptSession(req: AdoptSessionRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.adoptSession(req, { signal: ctx.signal }));
+    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.adoptSession(req, o));
   }
 
   markSessionSeen(req: MarkSessionSeenRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.markSessionSeen(req, { signal: ctx.signal }));
+    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.markSessionSeen(req, o));
   }
 
   getChat(req: GetChatRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.getChat(req, { signal: ctx.signal }));
+    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.getChat(req, o));
   }
 
   sendChatMessage(req: SendChatMessageRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), (n) => n.sessions.sendChatMessage(req, { signal: ctx.signal }));
+    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.sendChatMessage(req, o));
   }
 
   /**
    * Merges the watch streams of the nodes of `parent`: one SNAPSHOT once every node has answered or
-   * failed, then their changes. A node whose stream breaks is reported in `unreachable` and watched
-   * again with backoff; when it returns, its fresh snapshot is sent as changes.
+   * failed, then their changes. A node whose stream breaks, or that its health check finds OFFLINE
+   * (a hung Node's stream never breaks by itself), is reported at once in `unreachable`
+   * (UNREACHABLE_CHANGED) and watched again with backoff, at the latest when its health check sees it
+   * back; its fresh snapshot is then sent as changes.
    */
   async *watchSessions(req: WatchSessionsRequest, ctx: HandlerContext): AsyncGenerator<WatchSessionsResponse> {
     const nodes = this.nodesOf(parseParent(req.parent));
@@ -172,34 +184,76 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
       }
     };
 
+    /** A node removed from the Hub meanwhile: its sessions leave the merged view. */
+    const forget = (node: NodeEntry) => {
+      const names = [...(current.get(node.id)?.keys() ?? [])];
+      current.delete(node.id);
+      if (!snapshotSent) return;
+      if (names.length > 0) {
+        queue.push(create(WatchSessionsResponseSchema, { type: WatchEventType.REMOVED, removedNames: names }));
+      }
+      if (unreachable.delete(`nodes/${node.id}`)) {
+        queue.push(
+          create(WatchSessionsResponseSchema, {
+            type: WatchEventType.UNREACHABLE_CHANGED,
+            unreachable: [...unreachable].sort(),
+          }),
+        );
+      }
+    };
+
     const follow = async (node: NodeEntry) => {
       let first = true;
       let backoff = REWATCH_INITIAL_MS;
+      const removed = () => !this.registry.isCurrent(node);
       while (!ctx.signal.aborted) {
-        try {
-          for await (const event of node.sessions.watchSessions(
-            { parent: `nodes/${node.id}` },
-            { signal: ctx.signal },
-          )) {
-            this.registry.markResult(node.id);
-            backoff = REWATCH_INITIAL_MS;
-            this.apply(node, event, current, queue, snapshotSent);
-            setReachable(node, true);
-            if (first && event.type === WatchEventType.SNAPSHOT) {
-              first = false;
-              pendingFirst--;
-              sendSnapshotIfReady();
-            }
+        if (removed()) {
+          if (first) {
+            pendingFirst--;
+            sendSnapshotIfReady();
           }
-        } catch (err) {
-          if (ctx.signal.aborted) return;
-          this.registry.markResult(node.id, err);
-          this.log.debug("watch of a node broke", {
-            node: node.id,
-            error: err instanceof Error ? err.message : String(err),
+          forget(node);
+          return;
+        }
+        const offline = () => !node.local && node.connectivity === Connectivity.OFFLINE;
+        if (!offline()) {
+          // One attempt; it ends when the node's health check finds it OFFLINE, or with the caller.
+          const attempt = new AbortController();
+          const stopOnAbort = () => attempt.abort();
+          ctx.signal.addEventListener("abort", stopOnAbort, { once: true });
+          const unsubscribe = this.registry.onChange(() => {
+            if (offline() || removed()) attempt.abort();
           });
+          try {
+            const options = this.registry.callOptions(ctx);
+            for await (const event of node.sessions.watchSessions(
+              { parent: `nodes/${node.id}` },
+              { ...options, signal: attempt.signal },
+            )) {
+              this.registry.markSeen(node.id);
+              backoff = REWATCH_INITIAL_MS;
+              this.apply(node, event, current, queue, snapshotSent);
+              setReachable(node, true);
+              if (first && event.type === WatchEventType.SNAPSHOT) {
+                first = false;
+                pendingFirst--;
+                sendSnapshotIfReady();
+              }
+            }
+          } catch (err) {
+            if (ctx.signal.aborted) return;
+            if (!attempt.signal.aborted) this.registry.suspect(node.id);
+            this.log.debug("watch of a node broke", {
+              node: node.id,
+              error: err instanceof Error ? err.message : String(err),
+            });
+          } finally {
+            unsubscribe();
+            ctx.signal.removeEventListener("abort", stopOnAbort);
+          }
         }
         if (ctx.signal.aborted) return;
+        if (removed()) continue;
         setReachable(node, false);
         if (first) {
           first = false;
@@ -210,7 +264,12 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
           pendingFirst--;
           sendSnapshotIfReady();
         }
-        await sleep(backoff, ctx.signal);
+        // Retry after the backoff, or as soon as the registry changes (the node back ONLINE).
+        const until = Date.now() + backoff;
+        while (!ctx.signal.aborted && Date.now() < until) {
+          await this.registry.nextChange(until - Date.now(), ctx.signal);
+          if (!offline() || removed()) break;
+        }
         backoff = Math.min(backoff * 2, REWATCH_MAX_MS);
       }
     };
@@ -274,34 +333,41 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
     }
   }
 
-  private async allSessions(node: NodeEntry, filter: string, signal: AbortSignal): Promise<Session[]> {
+  /** Every session of `node` matching `filter` (all pages), with the caller's deadline capped for lists. */
+  private async allSessions(node: NodeEntry, filter: string, ctx: HandlerContext): Promise<Session[]> {
+    this.registry.admit(node);
     const out: Session[] = [];
     let pageToken = "";
     try {
       do {
         const res = await node.sessions.listSessions(
           { parent: `nodes/${node.id}`, filter, pageSize: MAX_PAGE_SIZE, pageToken },
-          { signal, timeoutMs: listTimeout(node) },
+          this.registry.callOptions(ctx, listTimeout(node)),
         );
         out.push(...res.sessions);
         pageToken = res.nextPageToken;
       } while (pageToken !== "");
-      this.registry.markResult(node.id);
     } catch (err) {
-      this.registry.markResult(node.id, err);
+      if (!callerEnd(ctx, err)) this.registry.suspect(node.id);
       throw err;
     }
+    this.registry.markSeen(node.id);
     return out;
   }
 
-  private async forward<T>(node: NodeEntry, call: (node: NodeEntry) => Promise<T>): Promise<T> {
+  /** Calls `node` for the caller of `ctx`; a failure becomes the error the caller should see. */
+  private async forward<T>(
+    node: NodeEntry,
+    ctx: HandlerContext,
+    call: (node: NodeEntry, options: CallOptions) => Promise<T>,
+  ): Promise<T> {
+    this.registry.admit(node);
     try {
-      const result = await call(node);
-      this.registry.markResult(node.id);
+      const result = await call(node, this.registry.callOptions(ctx));
+      this.registry.markSeen(node.id);
       return result;
     } catch (err) {
-      this.registry.markResult(node.id, err);
-      throw relayError(node, err);
+      throw this.registry.relayError(node, err, ctx);
     }
   }
 

@@ -1,3 +1,4 @@
+import { hostname, networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DEFAULT_HOST, DEFAULT_HUB_PORT, readEnvironment } from "../common/config.js";
@@ -8,7 +9,6 @@ import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine, createTerminal, NODE_ID_PATTERN } from "../node/index.js";
 import { parsePort, waitForSignal } from "../node/main.js";
 import { startHubServer } from "./hub-server.js";
-import { HubTerminalProxy } from "./terminal-proxy.js";
 
 /** The built dashboard, in the repository or the installed package (`make package` puts it there). */
 const WEB_DIST = "web/dist";
@@ -67,12 +67,16 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     commandLineNodes: nodes,
     origins: config.origins === undefined ? [] : parseOrigins(config.origins, "STARAGENT_ORIGINS"),
     nodeToken,
-    localExtraRoutes: terminal.routes,
-    hubExtraRoutes: (router, registry) => {
-      router.service(terminal.services[0], new HubTerminalProxy(registry, log.child("terminal")));
-    },
-    hubExtraServices: terminal.services,
+    terminal,
   });
+  const loop = nodes.find((node) => leadsToThisHub(node.url, values.host, hub.port));
+  if (loop) {
+    await hub.close();
+    await machine.close();
+    throw new Error(
+      `--node ${loop.id}=${loop.url}: that is this Hub's own address; give the address the Node listens on ('staragent node' prints it)`,
+    );
+  }
   const where = config.authToken
     ? "from STARAGENT_AUTH_TOKEN"
     : `in ${tokenFile}${token.created ? " (generated now)" : ""}`;
@@ -83,9 +87,28 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
   );
   await waitForSignal();
   log.info("stopping");
-  await terminal.close();
-  await machine.close();
   await hub.close();
+  await machine.close();
+}
+
+/** Host names that reach this machine whatever it is called. */
+const LOOPBACK_NAMES = new Set(["localhost", "127.0.0.1", "[::1]", "::1", "0.0.0.0", "[::]"]);
+
+/**
+ * True when `url` is this Hub's own address (its port, on a name or address of this machine): a
+ * Node registered so would make the Hub call itself. Other ways back (names that resolve here,
+ * another Hub) are refused at run time by the loop guard and shown by the health check.
+ */
+export function leadsToThisHub(url: string, bindHost: string, port: number): boolean {
+  const parsed = new URL(url);
+  const urlPort = Number(parsed.port || (parsed.protocol === "https:" ? 443 : 80));
+  if (urlPort !== port) return false;
+  const host = parsed.hostname.toLowerCase();
+  const local = new Set([...LOOPBACK_NAMES, bindHost.toLowerCase(), hostname().toLowerCase()]);
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const a of addresses ?? []) local.add(a.family === "IPv6" ? `[${a.address}]` : a.address);
+  }
+  return local.has(host);
 }
 
 /** Parses `--node NAME=URL`. */

@@ -2,18 +2,56 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
-import { Connectivity, type Node, NodeSchema } from "../../gen/staragent/v1/node_service_pb.js";
+import {
+  type CallOptions,
+  type Client,
+  Code,
+  ConnectError,
+  createClient,
+  type HandlerContext,
+  type Transport,
+} from "@connectrpc/connect";
+import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { Connectivity, type Node, NodeSchema, NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../common/bearer.js";
+import { nextVia, VIA_HEADER } from "../common/hops.js";
 import type { Logger } from "../common/log.js";
 import { STARAGENT_VERSION } from "../common/version.js";
 import { JsonFile } from "../node/index.js";
+import { classifyNodeError, describeProblem, errorText, type NodeProblem } from "./node-errors.js";
+import { checkNode, HealthLoop, type HealthOutcome } from "./node-health.js";
 
-/** How long a call to a remote Node may take to connect before the Node counts as unreachable. */
-const NODE_CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * How long a list across nodes waits for one remote Node: a Node that accepts connections but never
+ * answers (wedged, or not yet found out by its health check) is then listed as unreachable.
+ */
+export const NODE_CALL_TIMEOUT_MS = 5_000;
+
+/**
+ * HTTP/2 keepalive towards Nodes: a PING after this long without data on a connection with open
+ * streams. With the timeout below, a connection gone silent (a paused Node, a cut network) is closed
+ * within seconds, and every stream on it ends instead of hanging.
+ */
+const NODE_PING_INTERVAL_MS = 2_000;
+/** How long a keepalive PING may go unanswered before the connection counts as dead (as a health check). */
+const NODE_PING_TIMEOUT_MS = 5_000;
+
+/**
+ * A bearer token as the Hub sends it: printable ASCII without spaces (what `Bearer <token>` may
+ * carry). Anything else (CR, LF, spaces, non-ASCII) could never authenticate and could break headers.
+ */
+export const NODE_TOKEN_PATTERN = /^[\x21-\x7e]+$/;
+
+/**
+ * How long AddNode waits for its first look at a Node. A URL leading back to a Hub answers at once;
+ * a Node that does not answer this fast is added as CONNECTING and left to its health check.
+ */
+const VET_TIMEOUT_MS = 2_000;
+
+/** How far a deadline may be from passing for a DEADLINE_EXCEEDED to count as the caller's own. */
+const CALLER_DEADLINE_SLACK_MS = 50;
 
 /** One node the Hub can route calls to. */
 export interface NodeEntry {
@@ -23,9 +61,17 @@ export interface NodeEntry {
   readonly displayName: string;
   readonly sessions: Client<typeof SessionService>;
   readonly terminal: Client<typeof TerminalStream>;
+  /** From the health check only (`local` is always ONLINE). */
   connectivity: Connectivity;
+  /** When the Hub last heard from the node: a health check, a call or a stream event. */
   lastSeen: Date | undefined;
+  /** What is wrong, for people (never a token); empty while ONLINE. */
   lastError: string;
+  /** Why the node cannot be used, while OFFLINE. */
+  problem: NodeProblem | undefined;
+  /** The Node's StarAgent version and host name, from its health check. */
+  version: string;
+  hostname: string;
 }
 
 /** A remote node as stored in `.staragent/nodes.json` (mode 0600: it holds node tokens). */
@@ -45,16 +91,35 @@ export interface NodeRegistryOptions {
   /** Nodes named on the command line (`--node NAME=URL`), reached with `commandLineToken`. */
   readonly commandLineNodes: ReadonlyArray<{ id: string; url: string }>;
   readonly commandLineToken: string | undefined;
+  /** This Hub's instance id (`staragent-via`), so calls that would come back to it are refused. */
+  readonly instanceId: string;
+}
+
+/** A remote node's private parts: its token (to scrub from messages) and its health check. */
+interface RemoteLink {
+  readonly token: string;
+  readonly nodes: Client<typeof NodeService>;
+  readonly health: HealthLoop | undefined;
+  /** The node's HTTP/2 connection, closed when the node is removed or the Hub stops. */
+  readonly connection: Http2SessionManager;
 }
 
 /**
  * The nodes a Hub knows: its own machine (`local`, in-process) and remote Nodes (gRPC over HTTP/2 with
  * their node token). Remote nodes added through the API persist in `nodes.json`.
+ *
+ * Connectivity is live: each remote Node has a health check running from the moment it is known
+ * (`node-health.ts`), whether or not anyone lists or watches, and only that check changes its
+ * connectivity: CONNECTING until its first answer, then ONLINE or OFFLINE. Calls and streams that see
+ * a Node fail only ask for an early check, so a caller's own deadline or cancellation never marks a
+ * Node OFFLINE.
  */
 export class NodeRegistry {
   private readonly nodes = new Map<string, NodeEntry>();
+  private readonly links = new Map<string, RemoteLink>();
   private readonly store: JsonFile<StoredNode[]>;
   private readonly listeners = new Set<() => void>();
+  private closed = false;
 
   constructor(private readonly options: NodeRegistryOptions) {
     this.store = new JsonFile(join(options.home, "nodes.json"), validateStoredNodes, () => [], options.log);
@@ -68,16 +133,23 @@ export class NodeRegistry {
       connectivity: Connectivity.ONLINE,
       lastSeen: new Date(),
       lastError: "",
+      problem: undefined,
+      version: STARAGENT_VERSION,
+      hostname: hostname(),
     });
   }
 
-  /** Loads the stored nodes and the command-line ones. */
+  /** Loads the stored nodes and the command-line ones, and starts checking them. */
   async load(): Promise<void> {
     for (const node of this.options.commandLineNodes) {
-      if (!this.options.commandLineToken) {
+      const token = this.options.commandLineToken;
+      if (!token) {
         throw new Error(`--node ${node.id}=${node.url} needs STARAGENT_NODE_TOKEN (the token the Node expects)`);
       }
-      this.addEntry({ id: node.id, url: node.url, token: this.options.commandLineToken, displayName: node.id });
+      if (!NODE_TOKEN_PATTERN.test(token)) {
+        throw new Error("STARAGENT_NODE_TOKEN has characters a bearer token cannot have (spaces, line breaks...)");
+      }
+      this.addEntry({ id: node.id, url: node.url, token, displayName: node.id });
     }
     for (const node of await this.store.read()) {
       if (!this.nodes.has(node.id)) this.addEntry(node);
@@ -96,11 +168,40 @@ export class NodeRegistry {
     return node;
   }
 
-  /** Registers and stores a remote node. */
-  async add(node: StoredNode): Promise<NodeEntry> {
+  /**
+   * Checks a Node before it is registered: its URL must not lead back to this Hub or to another Hub
+   * (INVALID_ARGUMENT). A Node that cannot be reached yet, or refuses the token, may still be added:
+   * its connectivity says so and the health check keeps trying. Resolves with what the check found,
+   * or undefined when the Node did not answer in time (it starts CONNECTING).
+   */
+  async vet(node: StoredNode): Promise<HealthOutcome | undefined> {
+    const { transport, connection } = this.transportFor(node);
+    const nodes = createClient(NodeService, transport);
+    const outcome = await checkNode(
+      { id: node.id, nodes, via: this.options.instanceId },
+      new AbortController().signal,
+      VET_TIMEOUT_MS,
+    );
+    connection.abort();
+    if (!outcome.ok && (outcome.problem === "loop" || outcome.problem === "not-a-node")) {
+      throw new ConnectError(
+        `url: ${describeProblem(outcome.problem, node, scrub(outcome.why, node.token))}`,
+        Code.InvalidArgument,
+      );
+    }
+    return !outcome.ok && outcome.timedOut ? undefined : outcome;
+  }
+
+  /** True while `entry` is the registry's node of its id (false once removed). */
+  isCurrent(entry: NodeEntry): boolean {
+    return this.nodes.get(entry.id) === entry;
+  }
+
+  /** Registers and stores a remote node; starts its health check (from `first`, when vetted). */
+  async add(node: StoredNode, first?: HealthOutcome): Promise<NodeEntry> {
     if (this.nodes.has(node.id)) throw new ConnectError(`node_id: node ${node.id} already exists`, Code.AlreadyExists);
     await this.store.update((nodes) => [...nodes.filter((n) => n.id !== node.id), node]);
-    const entry = this.addEntry(node);
+    const entry = this.addEntry(node, first);
     this.changed();
     return entry;
   }
@@ -111,29 +212,125 @@ export class NodeRegistry {
     if (node.local) throw new ConnectError("the Hub's own machine cannot be removed", Code.FailedPrecondition);
     await this.store.update((nodes) => nodes.filter((n) => n.id !== id));
     this.nodes.delete(id);
+    const link = this.links.get(id);
+    this.links.delete(id);
+    await link?.health?.close();
+    link?.connection.abort();
     this.changed();
   }
 
-  /** Records the outcome of a call to a node, for its connectivity. */
-  markResult(id: string, error?: unknown): void {
-    const node = this.nodes.get(id);
-    if (!node || node.local) return;
-    const before = node.connectivity;
-    if (error === undefined) {
-      node.connectivity = Connectivity.ONLINE;
-      node.lastSeen = new Date();
-      node.lastError = "";
-    } else if (isUnreachable(error)) {
-      node.connectivity = Connectivity.OFFLINE;
-      node.lastError = error instanceof Error ? error.message : String(error);
-    }
-    if (node.connectivity !== before) this.changed();
+  /** Stops every health check and closes the connections to the Nodes. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.links.values()].map((link) => link.health?.close()));
+    for (const link of this.links.values()) link.connection.abort();
   }
 
-  /** Calls `listener` whenever a node is added, removed or changes connectivity. */
+  /** A call or stream event got an answer from `id`: it was seen now. */
+  markSeen(id: string): void {
+    const node = this.nodes.get(id);
+    if (!node || node.local) return;
+    node.lastSeen = new Date();
+    if (node.connectivity !== Connectivity.ONLINE) this.links.get(id)?.health?.wake();
+  }
+
+  /** A call or stream to `id` failed in a way that may mean the Node is gone: check it soon. */
+  suspect(id: string): void {
+    this.links.get(id)?.health?.wake();
+  }
+
+  /**
+   * Refuses a call to a node the Hub knows it cannot use, at once and with an error about the Hub's
+   * side: FAILED_PRECONDITION when a person must fix something (token, name, URL), UNAVAILABLE while
+   * it is unreachable (the health check keeps trying).
+   */
+  admit(node: NodeEntry): void {
+    if (node.local || node.connectivity !== Connectivity.OFFLINE || !node.problem) return;
+    if (node.problem === "unreachable") {
+      this.suspect(node.id);
+      throw new ConnectError(`node ${node.id} is unreachable: ${node.lastError}`, Code.Unavailable);
+    }
+    throw new ConnectError(`the Hub cannot use node ${node.id}: ${node.lastError}`, Code.FailedPrecondition);
+  }
+
+  /**
+   * The error to give the caller for a failed call to `node` made for `ctx`:
+   * - the caller's own end (its deadline passed, it went away) as such;
+   * - the Node's answer about the request with its code, message and details (not its transport
+   *   headers, which are not ours to send);
+   * - the Node refusing the Hub (its token, a loop, not a Node) as FAILED_PRECONDITION naming the node
+   *   and the fix, never as the caller's UNAUTHENTICATED or RESOURCE_EXHAUSTED;
+   * - an unreachable Node as UNAVAILABLE naming it.
+   * The Hub's own machine's errors pass unchanged.
+   */
+  relayError(node: NodeEntry, error: unknown, ctx: HandlerContext): ConnectError {
+    const own = callerEnd(ctx, error);
+    if (own) return own;
+    if (node.local) {
+      const e = ConnectError.from(error);
+      const relayed = new ConnectError(e.rawMessage, e.code);
+      relayed.details.push(...e.details);
+      return relayed;
+    }
+    const failure = classifyNodeError(error);
+    const token = this.links.get(node.id)?.token ?? "";
+    const why = scrub(errorText(error), token);
+    if (failure === "answer") {
+      const e = error as ConnectError;
+      const relayed = new ConnectError(scrub(e.rawMessage, token), e.code);
+      relayed.details.push(...e.details);
+      return relayed;
+    }
+    this.suspect(node.id);
+    if (failure === "unreachable") return new ConnectError(`node ${node.id} is unreachable: ${why}`, Code.Unavailable);
+    return new ConnectError(
+      `the Hub cannot use node ${node.id}: ${describeProblem(failure, node, why)}`,
+      Code.FailedPrecondition,
+    );
+  }
+
+  /**
+   * Options for a call to a node on behalf of `ctx`: the caller's signal and remaining deadline (the
+   * Node then stops too), capped at `capMs` when given, and this Hub's instance id in `staragent-via`.
+   */
+  callOptions(ctx: HandlerContext, capMs?: number): CallOptions {
+    const remaining = ctx.timeoutMs();
+    const timeoutMs =
+      remaining === undefined
+        ? capMs
+        : capMs === undefined
+          ? Math.max(1, remaining)
+          : Math.max(1, Math.min(remaining, capMs));
+    return {
+      signal: ctx.signal,
+      timeoutMs,
+      headers: { [VIA_HEADER]: nextVia(ctx.requestHeader.get(VIA_HEADER), this.options.instanceId) },
+    };
+  }
+
+  /** Calls `listener` whenever a node is added, removed or changes connectivity or error. */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Resolves at the next change of the registry (any node), after `ms`, or when `signal` aborts,
+   * whichever comes first: how streams wait to retry a node without missing its return.
+   */
+  nextChange(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      const unsubscribe = this.onChange(done);
+      if (signal.aborted) done();
+      else signal.addEventListener("abort", done, { once: true });
+    });
   }
 
   /** The Node resource for an entry. */
@@ -148,19 +345,31 @@ export class NodeRegistry {
         : entry.lastSeen
           ? timestampFromDate(entry.lastSeen)
           : undefined,
-      version: entry.local ? STARAGENT_VERSION : "",
-      hostname: entry.local ? hostname() : "",
+      version: entry.version,
+      hostname: entry.hostname,
       local: entry.local,
       lastError: entry.lastError,
     });
   }
 
-  private addEntry(node: StoredNode): NodeEntry {
+  private transportFor(node: StoredNode): { transport: Transport; connection: Http2SessionManager } {
+    const connection = new Http2SessionManager(node.url, {
+      pingIntervalMs: NODE_PING_INTERVAL_MS,
+      pingTimeoutMs: NODE_PING_TIMEOUT_MS,
+    });
     const transport = createGrpcTransport({
       baseUrl: node.url,
       interceptors: [bearerInterceptor(node.token)],
       defaultTimeoutMs: undefined,
+      sessionManager: connection,
     });
+    return { transport, connection };
+  }
+
+  private addEntry(node: StoredNode, first?: HealthOutcome): NodeEntry {
+    const usable = NODE_TOKEN_PATTERN.test(node.token);
+    // A token that cannot be sent never reaches a transport (whose errors would quote it).
+    const { transport, connection } = this.transportFor(usable ? node : { ...node, token: "unusable" });
     const entry: NodeEntry = {
       id: node.id,
       local: false,
@@ -171,9 +380,54 @@ export class NodeRegistry {
       connectivity: Connectivity.CONNECTING,
       lastSeen: undefined,
       lastError: "",
+      problem: undefined,
+      version: "",
+      hostname: "",
     };
     this.nodes.set(node.id, entry);
+    const nodes = createClient(NodeService, transport);
+    if (!usable) {
+      this.links.set(node.id, { token: node.token, nodes, health: undefined, connection });
+      this.apply(entry, { ok: false, problem: "bad-token", why: "" });
+      return entry;
+    }
+    const target = { id: node.id, nodes, via: this.options.instanceId };
+    const health = new HealthLoop(async (signal) => {
+      const started = Date.now();
+      const outcome = await checkNode(target, signal);
+      // A check that ran out of time while the Node's streams kept delivering: the Node is slow (a
+      // busy machine), not gone. It keeps its state; the next check decides.
+      const slow = !outcome.ok && outcome.timedOut === true && (entry.lastSeen?.getTime() ?? 0) >= started;
+      if (slow) return { ok: true, version: entry.version, hostname: entry.hostname };
+      if (!signal.aborted && this.nodes.get(node.id) === entry) this.apply(entry, outcome);
+      return outcome;
+    });
+    this.links.set(node.id, { token: node.token, nodes, health, connection });
+    if (first) this.apply(entry, first);
+    if (!this.closed) health.start();
     return entry;
+  }
+
+  /** Applies a health check's outcome to `entry`; tells listeners when anything they show changed. */
+  private apply(entry: NodeEntry, outcome: HealthOutcome): void {
+    const before = `${entry.connectivity}|${entry.lastError}|${entry.version}|${entry.hostname}`;
+    if (outcome.ok) {
+      entry.connectivity = Connectivity.ONLINE;
+      entry.lastSeen = new Date();
+      entry.lastError = "";
+      entry.problem = undefined;
+      entry.version = outcome.version;
+      entry.hostname = outcome.hostname;
+    } else {
+      const token = this.links.get(entry.id)?.token ?? "";
+      entry.connectivity = Connectivity.OFFLINE;
+      entry.problem = outcome.problem;
+      entry.lastError = describeProblem(outcome.problem, entry, scrub(outcome.why, token));
+    }
+    if (`${entry.connectivity}|${entry.lastError}|${entry.version}|${entry.hostname}` === before) return;
+    if (outcome.ok) this.options.log.info("node online", { node: entry.id });
+    else this.options.log.warn("node offline", { node: entry.id, why: entry.lastError });
+    this.changed();
   }
 
   private changed(): void {
@@ -181,29 +435,28 @@ export class NodeRegistry {
   }
 }
 
-/** True for errors that mean "the node could not be reached", as opposed to the node's own answers. */
-export function isUnreachable(error: unknown): boolean {
-  if (!(error instanceof ConnectError)) return true;
-  return error.code === Code.Unavailable || error.code === Code.DeadlineExceeded || error.code === Code.Unknown;
-}
-
 /**
- * The error to give the caller for a failed call to a node: the node's own answer with its code,
- * message and details (but not its transport headers, which are not ours to send), or UNAVAILABLE
- * when the node could not be reached.
+ * The caller's own end, when a call to a node for `ctx` failed because of the caller: it went away
+ * (CANCELED), or its deadline (passed on to the node) ran out (DEADLINE_EXCEEDED). Undefined when
+ * the failure is the node's.
  */
-export function relayError(node: { id: string; local: boolean }, error: unknown): ConnectError {
-  if (error instanceof ConnectError && (node.local || !isUnreachable(error))) {
-    const relayed = new ConnectError(error.rawMessage, error.code);
-    relayed.details.push(...error.details);
-    return relayed;
+export function callerEnd(ctx: HandlerContext, error: unknown): ConnectError | undefined {
+  if (ctx.signal.aborted) {
+    const reason = ctx.signal.reason;
+    return reason instanceof ConnectError ? reason : new ConnectError("the caller went away", Code.Canceled);
   }
-  const why = error instanceof ConnectError ? error.rawMessage : error instanceof Error ? error.message : String(error);
-  return new ConnectError(`node ${node.id} is unreachable: ${why}`, Code.Unavailable);
+  const remaining = ctx.timeoutMs();
+  const deadlinePassed = remaining !== undefined && remaining <= CALLER_DEADLINE_SLACK_MS;
+  if (deadlinePassed && error instanceof ConnectError && error.code === Code.DeadlineExceeded) {
+    return new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
+  }
+  return undefined;
 }
 
-/** Timeout for calls that must answer quickly even when a node is gone. */
-export const NODE_CALL_TIMEOUT_MS = NODE_CONNECT_TIMEOUT_MS;
+/** `text` without `token` (messages about a node must never carry its token). */
+function scrub(text: string, token: string): string {
+  return token.length > 0 ? text.split(token).join("<node token>") : text;
+}
 
 function validateStoredNodes(value: unknown): StoredNode[] {
   if (!Array.isArray(value)) throw new Error("nodes.json must be a JSON array");

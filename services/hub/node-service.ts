@@ -11,7 +11,7 @@ import {
 } from "../../gen/staragent/v1/node_service_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
 import { NODE_ID_PATTERN, paginate } from "../node/index.js";
-import type { NodeRegistry } from "./node-registry.js";
+import { NODE_TOKEN_PATTERN, type NodeRegistry } from "./node-registry.js";
 
 /** Longest node URL accepted. */
 const MAX_URL_LENGTH = 2048;
@@ -20,7 +20,11 @@ const MAX_TOKEN_LENGTH = 1024;
 /** Longest display name accepted. */
 const MAX_DISPLAY_NAME_LENGTH = 128;
 
-/** The Hub's NodeService over its node registry. */
+/**
+ * The Hub's NodeService over its node registry. Connectivity comes from each Node's health check
+ * (`NodeRegistry`); WatchNodes sends the whole list again whenever a node is added, removed, or
+ * changes connectivity or error.
+ */
 export class HubNodeService implements ServiceImpl<typeof NodeService> {
   constructor(private readonly registry: NodeRegistry) {}
 
@@ -69,15 +73,24 @@ export class HubNodeService implements ServiceImpl<typeof NodeService> {
         Code.InvalidArgument,
       );
     }
+    if (!NODE_TOKEN_PATTERN.test(req.token)) {
+      // Never echoed: it is a secret, and its bad characters could forge lines or headers.
+      throw new ConnectError(
+        "token: a node token is printable ASCII without spaces or line breaks (as in $STARAGENT_HOME/node_token)",
+        Code.InvalidArgument,
+      );
+    }
     if (req.displayName.length > MAX_DISPLAY_NAME_LENGTH) {
       throw new ConnectError(`display_name: at most ${MAX_DISPLAY_NAME_LENGTH} characters`, Code.InvalidArgument);
     }
-    const entry = await this.registry.add({
-      id: req.nodeId,
-      url: url.origin,
-      token: req.token,
-      displayName: req.displayName || req.nodeId,
-    });
+    if (this.registry.list().some((n) => n.id === req.nodeId)) {
+      throw new ConnectError(`node_id: node ${req.nodeId} already exists`, Code.AlreadyExists);
+    }
+    const node = { id: req.nodeId, url: url.origin, token: req.token, displayName: req.displayName || req.nodeId };
+    // A URL leading back to this Hub, or to another Hub, is refused here; one that does not answer
+    // yet is added (and shown OFFLINE with the reason until it does).
+    const first = await this.registry.vet(node);
+    const entry = await this.registry.add(node, first);
     return { node: this.registry.toNode(entry) };
   }
 

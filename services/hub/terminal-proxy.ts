@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { type CallOptions, Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { Connectivity } from "../../gen/staragent/v1/node_service_pb.js";
 import {
   type AckOutputRequest,
   type AttachRequest,
@@ -16,12 +17,33 @@ import {
 import { principalKey } from "../common/context-keys.js";
 import type { Logger } from "../common/log.js";
 import { parseSessionName } from "../node/index.js";
-import { type NodeEntry, type NodeRegistry, relayError } from "./node-registry.js";
+import type { NodeEntry, NodeRegistry } from "./node-registry.js";
 
 /** Attachments one Hub caller (a browser login or a token holder) may hold across all nodes. */
 export const MAX_HUB_ATTACHMENTS_PER_CALLER = 32;
 /** Bytes of randomness in a Hub attachment id: unguessable, like the Nodes' own. */
 const HUB_ATTACHMENT_ID_BYTES = 16;
+/**
+ * How long a stopping Hub waits for its viewers to take their `exited` event: a viewer that stopped
+ * reading must not hold up the shutdown.
+ */
+const CLOSE_GRACE_MS = 2_000;
+
+/** How a relay was ended by the Hub itself rather than by its node or its caller. */
+type RelayEnding =
+  | { readonly kind: "exited"; readonly reason: string }
+  | { readonly kind: "error"; readonly error: ConnectError };
+
+/** One stream the Hub relays (Attach or Connect), from its start to its end. */
+interface Relay {
+  readonly node: NodeEntry;
+  /** Aborts the call to the node: the caller went away, or the Hub ends the relay (`ending`). */
+  readonly stop: AbortController;
+  ending: RelayEnding | undefined;
+  /** Resolves once the relay's generator has finished. */
+  readonly finished: Promise<void>;
+  finish(): void;
+}
 
 /** An attachment the Hub relays: where it lives and who may drive it. */
 interface RelayedAttachment {
@@ -38,54 +60,75 @@ interface RelayedAttachment {
  * ResizeTerminal and AckOutput go, by attachment id, to the node holding that attachment. The Hub
  * hands out its own ids and maps them to the node's, so a caller can only drive attachments it made
  * (everyone else gets NOT_FOUND) even though every Hub user reaches a Node with the same node token.
- * Node errors reach the caller unchanged (`relayError`).
+ * A Node's answers reach the caller unchanged; a Node the Hub cannot use is the Hub's error
+ * (`NodeRegistry.relayError`). A relay ends when its caller goes away (the call to the node is
+ * cancelled with it), when its node's health check finds the node OFFLINE (UNAVAILABLE: a paused
+ * Node's stream would otherwise hang), and when the Hub stops (`exited`, then a clean end).
  */
 export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
   private readonly attachments = new Map<string, RelayedAttachment>();
   private readonly perCaller = new Map<string, number>();
+  private readonly relays = new Set<Relay>();
+  private closing = false;
 
   constructor(
     private readonly registry: NodeRegistry,
     private readonly log: Logger,
     private readonly maxPerCaller = MAX_HUB_ATTACHMENTS_PER_CALLER,
-  ) {}
+  ) {
+    registry.onChange(() => this.endRelaysOfOfflineNodes());
+  }
+
+  /**
+   * What the Hub holds for its callers (for tests and benchmarks, which check nothing outlives its
+   * caller): relayed attachments, streams counted against a caller's limit (open or starting), and
+   * relays running.
+   */
+  get held(): { attachments: number; reserved: number; relays: number } {
+    let reserved = 0;
+    for (const n of this.perCaller.values()) reserved += n;
+    return { attachments: this.attachments.size, reserved, relays: this.relays.size };
+  }
 
   async *attach(req: AttachRequest, ctx: HandlerContext): AsyncGenerator<AttachResponse> {
     const node = this.nodeOf(req.name, "name");
+    this.registry.admit(node);
     const owner = this.reserve(ctx);
     const hubId = newId();
+    const relay = this.startRelay(node, ctx);
     try {
-      for await (const event of node.terminal.attach(req, { signal: ctx.signal })) {
+      const options = { ...this.registry.callOptions(ctx), signal: relay.stop.signal };
+      for await (const event of node.terminal.attach(req, options)) {
+        this.registry.markSeen(node.id);
         yield this.relayEvent(event, hubId, node, owner);
       }
     } catch (err) {
-      this.registry.markResult(node.id, err);
-      throw relayError(node, err);
+      const ending = relay.ending;
+      if (ending?.kind === "exited") {
+        yield exitedEvent(ending.reason);
+        return;
+      }
+      throw ending?.kind === "error" ? ending.error : this.registry.relayError(node, err, ctx);
     } finally {
       this.attachments.delete(hubId);
       this.release(owner);
+      relay.finish();
     }
   }
 
   async sendInput(req: SendInputRequest, ctx: HandlerContext) {
     const a = this.find(req.attachmentId, ctx);
-    return this.call(a, () =>
-      a.node.terminal.sendInput({ ...req, attachmentId: a.nodeAttachmentId }, { signal: ctx.signal }),
-    );
+    return this.call(a, ctx, (o) => a.node.terminal.sendInput({ ...req, attachmentId: a.nodeAttachmentId }, o));
   }
 
   async resizeTerminal(req: ResizeTerminalRequest, ctx: HandlerContext) {
     const a = this.find(req.attachmentId, ctx);
-    return this.call(a, () =>
-      a.node.terminal.resizeTerminal({ ...req, attachmentId: a.nodeAttachmentId }, { signal: ctx.signal }),
-    );
+    return this.call(a, ctx, (o) => a.node.terminal.resizeTerminal({ ...req, attachmentId: a.nodeAttachmentId }, o));
   }
 
   async ackOutput(req: AckOutputRequest, ctx: HandlerContext) {
     const a = this.find(req.attachmentId, ctx);
-    await this.call(a, () =>
-      a.node.terminal.ackOutput({ ...req, attachmentId: a.nodeAttachmentId }, { signal: ctx.signal }),
-    );
+    await this.call(a, ctx, (o) => a.node.terminal.ackOutput({ ...req, attachmentId: a.nodeAttachmentId }, o));
     return {};
   }
 
@@ -98,14 +141,18 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
     }
     const first = head.value;
     const node = this.nodeOf(head.value.message.value.name, "attach.name");
+    this.registry.admit(node);
     const owner = this.reserve(ctx);
     const hubId = newId();
+    const relay = this.startRelay(node, ctx);
     const forwarded = (async function* () {
       yield first;
       yield* { [Symbol.asyncIterator]: () => iterator };
     })();
     try {
-      for await (const res of node.terminal.connect(forwarded, { signal: ctx.signal })) {
+      const options = { ...this.registry.callOptions(ctx), signal: relay.stop.signal };
+      for await (const res of node.terminal.connect(forwarded, options)) {
+        this.registry.markSeen(node.id);
         if (res.message.case === "event") {
           const event = this.relayEvent(res.message.value, hubId, node, owner);
           yield create(ConnectResponseSchema, { message: { case: "event", value: event } });
@@ -114,19 +161,42 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
         }
       }
     } catch (err) {
-      this.registry.markResult(node.id, err);
-      throw relayError(node, err);
+      const ending = relay.ending;
+      if (ending?.kind === "exited") {
+        yield create(ConnectResponseSchema, { message: { case: "event", value: exitedEvent(ending.reason) } });
+        return;
+      }
+      throw ending?.kind === "error" ? ending.error : this.registry.relayError(node, err, ctx);
     } finally {
       this.attachments.delete(hubId);
       this.release(owner);
+      relay.finish();
     }
+  }
+
+  /**
+   * Ends every relay: each viewer gets `exited` with `reason`, then its stream ends cleanly. Refuses
+   * new attachments from now on. Resolves once every relay has finished (or after CLOSE_GRACE_MS,
+   * for viewers that stopped reading).
+   */
+  async close(reason: string): Promise<void> {
+    this.closing = true;
+    const relays = [...this.relays];
+    for (const relay of relays) this.end(relay, { kind: "exited", reason });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(relays.map((r) => r.finished)),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, CLOSE_GRACE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Passes an event on, giving `attached` the Hub's id for the attachment (and recording it). */
   private relayEvent(event: AttachResponse, hubId: string, node: NodeEntry, owner: string): AttachResponse {
     if (event.event.case !== "attached") return event;
     this.attachments.set(hubId, { node, nodeAttachmentId: event.event.value.attachmentId, owner });
-    this.registry.markResult(node.id);
     this.log.info("relaying an attachment", { node: node.id, attachment: hubId });
     return create(AttachResponseSchema, {
       event: { case: "attached", value: { ...event.event.value, attachmentId: hubId } },
@@ -155,21 +225,70 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
     return a;
   }
 
-  private async call<T>(a: RelayedAttachment, work: () => Promise<T>): Promise<T> {
+  private async call<T>(
+    a: RelayedAttachment,
+    ctx: HandlerContext,
+    work: (options: CallOptions) => Promise<T>,
+  ): Promise<T> {
     try {
-      return await work();
+      return await work(this.registry.callOptions(ctx));
     } catch (err) {
-      this.registry.markResult(a.node.id, err);
-      throw relayError(a.node, err);
+      throw this.registry.relayError(a.node, err, ctx);
+    }
+  }
+
+  /** Tracks a relay from its start; it stops when its caller goes away or the Hub ends it. */
+  private startRelay(node: NodeEntry, ctx: HandlerContext): Relay {
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    let resolve = () => {};
+    const finished = new Promise<void>((r) => {
+      resolve = r;
+    });
+    const relay: Relay = {
+      node,
+      stop,
+      ending: undefined,
+      finished,
+      finish: () => {
+        ctx.signal.removeEventListener("abort", onAbort);
+        this.relays.delete(relay);
+        resolve();
+      },
+    };
+    this.relays.add(relay);
+    return relay;
+  }
+
+  /** Ends `relay` from the Hub's side. */
+  private end(relay: Relay, ending: RelayEnding): void {
+    relay.ending ??= ending;
+    relay.stop.abort();
+  }
+
+  /** A Node found OFFLINE (dead, paused, cut off) ends its relays with a clear error. */
+  private endRelaysOfOfflineNodes(): void {
+    for (const relay of this.relays) {
+      const node = relay.node;
+      if (node.local || node.connectivity !== Connectivity.OFFLINE) continue;
+      this.end(relay, {
+        kind: "error",
+        error: new ConnectError(
+          `node ${node.id} stopped answering (${node.lastError}); attach again once it is back`,
+          Code.Unavailable,
+        ),
+      });
     }
   }
 
   private reserve(ctx: HandlerContext): string {
+    if (this.closing) throw new ConnectError("the Hub is stopping", Code.Unavailable);
     const owner = ctx.values.get(principalKey).id;
     const held = this.perCaller.get(owner) ?? 0;
     if (held >= this.maxPerCaller) {
       throw new ConnectError(
-        `you already hold ${this.maxPerCaller} terminal attachments, the most allowed; close one first`,
+        `you already hold ${held} terminal attachments through this Hub, the most one caller may hold; close one first`,
         Code.ResourceExhausted,
       );
     }
@@ -182,6 +301,11 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
     if (held <= 0) this.perCaller.delete(owner);
     else this.perCaller.set(owner, held);
   }
+}
+
+/** The event that ends a relayed stream the Hub itself ends cleanly (the Hub stopping). */
+function exitedEvent(reason: string): AttachResponse {
+  return create(AttachResponseSchema, { event: { case: "exited", value: { reason, sessionEnded: false } } });
 }
 
 function newId(): string {

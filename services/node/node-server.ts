@@ -1,9 +1,11 @@
 import type { ConnectRouter } from "@connectrpc/connect";
+import { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { staragentRegistry } from "../common/descriptors.js";
 import type { Logger } from "../common/log.js";
 import { type RunningServer, startServer } from "../common/server.js";
 import type { Machine } from "./machine.js";
+import { createNodeInfoService } from "./node-info-service.js";
 import { type ChatBackend, MachineSessionService } from "./session-service.js";
 
 /** What a Node server serves. */
@@ -28,13 +30,18 @@ export function nodeRoutes(options: Pick<NodeServerOptions, "machine" | "chat" |
   };
 }
 
-/** Starts the Remote Node API over one machine. */
+/** Starts the Remote Node API over one machine (and `GetNode` for itself, the Hub's health check). */
 export function startNodeServer(options: NodeServerOptions): Promise<RunningServer> {
+  const routes = nodeRoutes(options);
   return startServer({
+    role: "node",
     host: options.host,
     port: options.port,
-    routes: nodeRoutes(options),
-    services: [SessionService, ...(options.extraServices ?? [])],
+    routes: (router) => {
+      routes(router);
+      router.service(NodeService, createNodeInfoService(options.machine.nodeName));
+    },
+    services: [SessionService, NodeService, ...(options.extraServices ?? [])],
     registry: staragentRegistry(),
     auth: {
       tokens: [{ token: options.nodeToken, kind: "node" }],

@@ -51,8 +51,19 @@ export class MachineSessionService implements ServiceImpl<typeof SessionService>
     return { session: await this.machine.getSession(this.tmuxName(req.name)) };
   }
 
-  async createSession(req: { parent: string; sessionId: string; cwd: string; command: string[] }) {
+  /**
+   * Creates a session, unless the caller is already gone (its deadline, passed on by a Hub, ran out
+   * on the way): then nothing is started. Once tmux has started the session it stays, even if the
+   * caller gives up meanwhile: it is listed, and a retry gets ALREADY_EXISTS.
+   */
+  async createSession(req: { parent: string; sessionId: string; cwd: string; command: string[] }, ctx: HandlerContext) {
     if (req.parent !== "") this.checkParent(req.parent, false);
+    if (ctx.signal.aborted) {
+      throw new ConnectError(
+        "the caller went away (or its deadline passed); nothing was created",
+        Code.DeadlineExceeded,
+      );
+    }
     const session = await this.machine.createSession({ sessionId: req.sessionId, cwd: req.cwd, command: req.command });
     return { session };
   }

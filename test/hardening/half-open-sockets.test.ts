@@ -37,6 +37,7 @@ const IDLE_LIMITS_OUTLIVED = 3;
 /** A server whose one real method streams heartbeats until the caller goes away. */
 async function startTestServer(limits: Partial<ListenerLimits>): Promise<RunningServer> {
   return startServer({
+    role: "node",
     host: "127.0.0.1",
     port: 0,
     routes: (router) => {

@@ -43,14 +43,15 @@ export type Node = Message<"staragent.v1.Node"> & {
   url: string;
 
   /**
-   * Whether the Hub can reach the node right now.
+   * Whether the Hub can reach the node right now, from the Hub's health check
+   * of the node (every few seconds, whether or not anyone lists or watches).
    *
    * @generated from field: staragent.v1.Connectivity connectivity = 4;
    */
   connectivity: Connectivity;
 
   /**
-   * When the Hub last heard from the node.
+   * When the Hub last heard from the node (a health check, a call, a stream).
    *
    * @generated from field: google.protobuf.Timestamp last_seen_time = 5;
    */
@@ -78,7 +79,8 @@ export type Node = Message<"staragent.v1.Node"> & {
   local: boolean;
 
   /**
-   * The last connection error, for people; empty when online.
+   * Why the node is offline and what fixes it, for people (never a token);
+   * empty when online.
    *
    * @generated from field: string last_error = 9;
    */
@@ -368,8 +370,9 @@ export const ConnectivitySchema: GenEnum<Connectivity> = /*@__PURE__*/
   enumDesc(file_staragent_v1_node_service, 0);
 
 /**
- * Manages the Nodes a Hub shows. Served by the Hub only; every call needs the
- * Hub's user token.
+ * Manages the Nodes a Hub shows. Served by the Hub; every call needs the Hub's
+ * user token. A Node serves only GetNode, for its own name and with its node
+ * token: the Hub's health check of that Node.
  *
  * @generated from service staragent.v1.NodeService
  */
@@ -386,8 +389,8 @@ export const NodeService: GenService<{
     output: typeof ListNodesResponseSchema;
   },
   /**
-   * Returns one node. NOT_FOUND when the Hub has no such node. Read-only and
-   * idempotent.
+   * Returns one node. NOT_FOUND when the Hub has no such node (on a Node: any
+   * name but its own). Read-only and idempotent.
    *
    * @generated from rpc staragent.v1.NodeService.GetNode
    */
@@ -400,7 +403,10 @@ export const NodeService: GenService<{
    * Registers a remote Node by URL and node token and starts connecting to it;
    * the token is stored in the Hub's `.staragent/nodes.json` (mode 0600) and
    * never returned. ALREADY_EXISTS for a node id in use; INVALID_ARGUMENT for a
-   * bad id, URL or empty token. Not idempotent.
+   * bad id, URL or token (empty, or not printable ASCII without spaces), or a
+   * URL that leads back to this Hub or to another Hub (checked for up to 2 s).
+   * A Node that does not answer yet is added all the same; its connectivity
+   * and last_error say how it goes. Not idempotent.
    *
    * @generated from rpc staragent.v1.NodeService.AddNode
    */

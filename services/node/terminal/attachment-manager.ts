@@ -53,13 +53,13 @@ export class AttachmentManager {
     const maxCaller = this.options.maxPerCaller ?? MAX_ATTACHMENTS_PER_CALLER;
     if ((this.perSession.get(session) ?? 0) >= maxSession) {
       throw new ConnectError(
-        `session ${session} already has ${maxSession} attachments, the most allowed; close one first`,
+        `session ${session} already has ${maxSession} terminal attachments, the most one session may have; close one first`,
         Code.ResourceExhausted,
       );
     }
     if ((this.perCaller.get(owner) ?? 0) >= maxCaller) {
       throw new ConnectError(
-        `you already hold ${maxCaller} terminal attachments on this machine, the most allowed; close one first`,
+        `this caller already holds ${maxCaller} terminal attachments on this machine, the most one caller may hold (a Hub counts as one caller for all its users); close one first`,
         Code.ResourceExhausted,
       );
     }

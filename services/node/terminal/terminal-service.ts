@@ -127,7 +127,12 @@ export class NodeTerminalService implements ServiceImpl<typeof TerminalStream> {
     }
   }
 
-  /** Validates an attach request, attaches and builds the `attached` event. */
+  /**
+   * Validates an attach request, attaches and builds the `attached` event. The attachment ends when
+   * the call's signal aborts (the caller went away, its deadline passed, the server stops), whether
+   * or not anyone still runs the handler's generator: a transport that stops reading a stream
+   * without ending it must not leave a tmux client and a pty behind.
+   */
   private async open(
     req: AttachRequest,
     ctx: HandlerContext,
@@ -141,11 +146,13 @@ export class NodeTerminalService implements ServiceImpl<typeof TerminalStream> {
     const lines = validateHistoryLines(req.historyLines);
     const owner = ctx.values.get(principalKey).id;
     const history = await captureHistory(this.options.tmux, session, lines).catch(() => Buffer.alloc(0));
+    if (ctx.signal.aborted) throw callerGone(ctx.signal);
     const { attachment, outcome } = await this.options.manager.attach(session, owner, {
       size,
       takeOver: req.takeOver,
       readOnly: req.readOnly,
     });
+    await endWithCaller(attachment, ctx.signal);
     const first = create(AttachResponseSchema, {
       event: {
         case: "attached",
@@ -173,4 +180,25 @@ export class NodeTerminalService implements ServiceImpl<typeof TerminalStream> {
     validateInput(req.sequence, req.data, prefix);
     return attachment.input.submit(req.sequence, req.data);
   }
+}
+
+/**
+ * Ties `attachment` to its call: closed once `signal` aborts, and at once (with the call's error) if
+ * it already has.
+ */
+async function endWithCaller(attachment: PtyAttachment, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) {
+    await attachment.close("detached");
+    throw callerGone(signal);
+  }
+  const onAbort = () => void attachment.close("detached");
+  signal.addEventListener("abort", onAbort, { once: true });
+  void attachment.closed.then(() => signal.removeEventListener("abort", onAbort));
+}
+
+/** The error of a call whose caller went away (its deadline, its abort, the server stopping). */
+function callerGone(signal: AbortSignal): ConnectError {
+  return signal.reason instanceof ConnectError
+    ? signal.reason
+    : new ConnectError("the caller went away", Code.Canceled);
 }
