@@ -9,6 +9,7 @@ describe("classifyNodeError", () => {
     expect(classifyNodeError(new ConnectError("refused", Code.Unavailable))).toBe("unreachable");
     expect(classifyNodeError(new ConnectError("slow", Code.DeadlineExceeded))).toBe("unreachable");
     expect(classifyNodeError(new Error("socket hang up"))).toBe("unreachable");
+    expect(classifyNodeError(new ConnectError("read ECONNRESET", Code.Aborted))).toBe("unreachable");
   });
 
   it("passes a Node's answers about the request on, whatever their code", () => {

@@ -26,8 +26,10 @@ export function classifyNodeError(error: unknown): NodeFailure {
   if (error.code === Code.Unavailable || error.code === Code.DeadlineExceeded || error.code === Code.Unknown) {
     return "unreachable";
   }
-  // A stream the Hub did not cancel but that ended as cancelled: the connection went.
-  if (error.code === Code.Canceled) return "unreachable";
+  // A stream the Hub did not cancel but that ended as cancelled, or a reset connection (connect-node
+  // reports ECONNRESET and destroyed streams as ABORTED; no StarAgent server answers ABORTED): the
+  // connection went.
+  if (error.code === Code.Canceled || error.code === Code.Aborted) return "unreachable";
   return "answer";
 }
 

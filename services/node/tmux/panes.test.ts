@@ -77,6 +77,13 @@ describe("parsePanes", () => {
     });
   });
 
+  it("reads the folder a pane started in while tmux cannot tell its current one", () => {
+    const [pane] = parsePanes(line({ pane_current_path: "", pane_start_path: "/srv/started" }), format);
+    expect(pane?.paneCurrentPath).toBe("/srv/started");
+    const [moved] = parsePanes(line({ pane_current_path: "/srv/now", pane_start_path: "/srv/started" }), format);
+    expect(moved?.paneCurrentPath).toBe("/srv/now");
+  });
+
   it("skips a record with anything but a whole number where tmux prints one", () => {
     expect(parsePanes(line({ session_name: "a", pane_pid: "12x" }) + line({ session_name: "b" }), format)).toHaveLength(
       1,

@@ -63,8 +63,17 @@ export const PANE_FIELD_COUNT = PANE_FIELDS.length;
 
 /** A fresh `-F` format for PANE_FIELDS (each query frames its records with a nonce of its own). */
 export function paneFormat(): RecordFormat {
-  return recordFormat(PANE_FIELDS.map((f) => `#{${f}}`));
+  return recordFormat(PANE_FIELDS.map((f) => FIELD_FORMATS[f] ?? `#{${f}}`));
 }
+
+/**
+ * Fields read through a format of their own. `pane_current_path` is empty until tmux can read the
+ * pane's foreground process (right after a session starts, under load): the folder the pane started
+ * in stands in for it then, so a new session never reports an empty cwd.
+ */
+const FIELD_FORMATS: Partial<Record<(typeof PANE_FIELDS)[number], string>> = {
+  pane_current_path: "#{?pane_current_path,#{pane_current_path},#{pane_start_path}}",
+};
 
 /** Fields tmux always prints as whole numbers; a record with anything else there is skipped. */
 const NUMERIC_FIELDS = [2, 3, 4, 8, 9, 12, 17, 18, 19] as const;
