@@ -55,3 +55,13 @@ export function shownNotifications(page: Page): Promise<Array<{ title: string; b
     return list.map((n) => ({ title: n.title, body: n.body, tag: n.tag }));
   });
 }
+
+/** True when the terminal's whole screen is inside its box (no row or column hidden below or beside). */
+export function terminalFitsItsBox(page: Page): Promise<boolean> {
+  return page.evaluate(() => {
+    const box = document.querySelector("sa-terminal .term-scroll")?.getBoundingClientRect();
+    const screen = document.querySelector("sa-terminal .xterm-screen")?.getBoundingClientRect();
+    if (!box || !screen || screen.height === 0) return false;
+    return screen.bottom <= box.bottom + 1 && screen.right <= box.right + 1;
+  });
+}

@@ -24,8 +24,17 @@ export interface CellSize {
 
 /** Where a terminal view is drawn; implemented by the xterm.js view. */
 export interface TerminalSink {
-  /** A new attachment: clear everything, draw `history` (the pane's recent lines), then live output. */
-  attached(info: { history: Uint8Array; windowSize: CellSize; sizeOwner: boolean; otherClients: number }): void;
+  /**
+   * A new attachment: clear everything, keep `history` (the pane's recent lines, the last
+   * `screenLines` of which were its screen) as scrollback, then show live output.
+   */
+  attached(info: {
+    history: Uint8Array;
+    screenLines: number;
+    windowSize: CellSize;
+    sizeOwner: boolean;
+    otherClients: number;
+  }): void;
   /** Live output; call `done` once it is written, which is what acknowledgements count. */
   output(data: Uint8Array, done: () => void): void;
   /** The window size or this viewer's ownership of it changed. */
@@ -173,6 +182,7 @@ export class TerminalConnection {
         this.ackWanted = 0;
         this.options.sink.attached({
           history: a.history,
+          screenLines: a.historyScreenLines,
           windowSize: { cols: a.windowSize?.cols ?? 80, rows: a.windowSize?.rows ?? 24 },
           sizeOwner: a.sizeOwner,
           otherClients: a.otherClients,

@@ -8,6 +8,7 @@ import { describeError } from "../../api/errors.js";
 import { type AppServices, appContext } from "../../state/app-context.js";
 import { effectiveTheme } from "../../state/preferences.js";
 import { copyToClipboard } from "../../terminal/clipboard.js";
+import { pushIntoScrollback, scrollbackPart } from "../../terminal/history.js";
 import { QUICK_KEYS, type QuickKey, withCtrl } from "../../terminal/keys.js";
 import { osc52Text } from "../../terminal/osc52.js";
 import { type CellSize, TerminalConnection, type TerminalState } from "../../terminal/terminal-connection.js";
@@ -289,11 +290,22 @@ export class SaTerminal extends LightElement {
       },
       onInputProblem: (message) => this.app?.toast(message, "error"),
       sink: {
-        attached: ({ history, windowSize, sizeOwner }) => {
+        attached: ({ history, screenLines, windowSize, sizeOwner }) => {
+          // A new attachment redraws everything: the pane's history becomes the scrollback and the live
+          // output draws the screen, so nothing from an earlier attachment is shown twice.
           term.reset();
           this.applyWindow(windowSize, sizeOwner);
-          if (history.length > 0) term.write(history);
-          this.requested = this.fitSize;
+          if (screenLines > 0) {
+            const scrollback = scrollbackPart(history, screenLines);
+            if (scrollback.length > 0)
+              term.write(concat(scrollback, this.encoder.encode(pushIntoScrollback(term.rows))));
+          } else if (history.length > 0) {
+            term.write(history);
+          }
+          // The page may have changed size while attaching (a bar appearing, a rotation): ask again
+          // for the size it has now if that is not the window's.
+          this.requested = windowSize;
+          this.scheduleFit();
         },
         output: (data, done) => {
           const keyAt = this.keyAt;
@@ -459,6 +471,13 @@ export class SaTerminal extends LightElement {
     target.addEventListener(type, handler);
     this.cleanups.push(() => target.removeEventListener(type, handler));
   }
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
 }
 
 /** True when a DECSET/DECRST names only alternate-screen modes (which are then ignored). */

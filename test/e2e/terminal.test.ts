@@ -1,0 +1,166 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../support/wait.js";
+import { DESKTOP, openPage, PHONE, saveScreenshot, type TestPage } from "./support/browser.js";
+import { type DashboardFixture, paneText, startDashboard } from "./support/dashboard-fixture.js";
+import {
+  occurrences,
+  terminalFitsItsBox,
+  terminalSize,
+  terminalText,
+  waitForTerminal,
+} from "./support/dashboard-page.js";
+
+/** A bash with a fixed prompt and no user files, so the screen is predictable. */
+const BASH = ["env", "PS1=ready$ ", "bash", "--norc", "--noprofile"];
+/** Whole-test budget: browsers, reattaching, a Hub restart on a busy 2-core machine. */
+const TEST_TIMEOUT_MS = 90_000;
+
+describe("the terminal in the dashboard", () => {
+  let f: DashboardFixture;
+  const pages: TestPage[] = [];
+
+  const page = async (options = DESKTOP): Promise<TestPage> => {
+    const p = await openPage(f.browser, options);
+    pages.push(p);
+    return p;
+  };
+
+  const windowSize = async (session: string) => {
+    const out = await f.tmux.run("display-message", "-p", "-t", `=${session}:`, "#{window_width}x#{window_height}");
+    return out.trim();
+  };
+
+  beforeAll(async () => {
+    f = await startDashboard();
+  });
+
+  afterEach(async () => {
+    const errors = pages.flatMap((p) => p.errors);
+    for (const p of pages.splice(0)) await p.context.close();
+    expect(errors).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  it(
+    "types keys into tmux and shows the output; resizing the window resizes the pane of a sole viewer",
+    async () => {
+      await f.sessions.createSession({ parent: "nodes/local", sessionId: "typing", cwd: f.dir, command: BASH });
+      const v = await page();
+      await f.login(v.page, "/sessions/local/typing");
+      await waitForTerminal(v.page);
+      await v.page.locator("sa-terminal .xterm").click();
+      await v.page.keyboard.type("echo typed-$((6*7))");
+      await v.page.keyboard.press("Enter");
+      await paneText(f.tmux, "typing", (t) => t.includes("typed-42"), "the echo in the pane");
+      await waitFor(async () => (await terminalText(v.page)).includes("\ntyped-42"), "the echo in the page");
+
+      const before = await terminalSize(v.page);
+      await waitFor(
+        async () => (await windowSize("typing")) === `${before.cols}x${before.rows - 1}`,
+        "the pane to take the page's size",
+      );
+      await v.page.setViewportSize({ width: 1000, height: 600 });
+      const after = await waitFor(async () => {
+        const s = await terminalSize(v.page);
+        return s.cols < before.cols && s.rows < before.rows ? s : undefined;
+      }, "the terminal to fit the smaller window");
+      // The window is the terminal minus tmux's status line.
+      await waitFor(
+        async () => (await windowSize("typing")) === `${after.cols}x${after.rows - 1}`,
+        "the pane to follow",
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "fits a phone (390×844) without horizontal overflow, and its quick keys Esc and Ctrl-C reach the pane",
+    async () => {
+      await f.sessions.createSession({
+        parent: "nodes/local",
+        sessionId: "keys",
+        cwd: f.dir,
+        command: ["sh", "-c", "stty raw -echo; printf 'keys> '; exec cat -v"],
+      });
+      for (const colorScheme of ["light", "dark"] as const) {
+        const v = await page({ ...PHONE, colorScheme });
+        await f.login(v.page);
+        expect(await horizontalOverflow(v.page)).toEqual([]);
+        await saveScreenshot(v.page, `phone-${colorScheme}-sessions`);
+        await v.page.locator('sa-session-list .row-session[data-key="nodes/local/sessions/keys"] a').tap();
+        await waitForTerminal(v.page);
+        await v.page.locator("sa-quick-keys").waitFor();
+        await waitFor(() => terminalFitsItsBox(v.page), "the whole terminal to be in view above the quick keys");
+        expect(await horizontalOverflow(v.page)).toEqual([]);
+        if (colorScheme === "light") {
+          await v.page.locator('sa-quick-keys button[data-key="Esc"]').tap();
+          await v.page.locator('sa-quick-keys button[data-key="Ctrl-C"]').tap();
+          await paneText(f.tmux, "keys", (t) => t.includes("keys> ^[^C"), "Esc and Ctrl-C in the pane");
+          await waitFor(async () => (await terminalText(v.page)).includes("keys> ^[^C"), "the keys echoed in the page");
+        }
+        await saveScreenshot(v.page, `phone-${colorScheme}-terminal`);
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "shows a Hub outage, then resumes its streams without a reload and without duplicated output",
+    async () => {
+      await f.sessions.createSession({ parent: "nodes/local", sessionId: "outage", cwd: f.dir, command: BASH });
+      const v = await page();
+      await f.login(v.page, "/sessions/local/outage");
+      await waitForTerminal(v.page);
+      await v.page.locator("sa-terminal .xterm").click();
+      await v.page.keyboard.type("printf 'mark%s\\n' -before");
+      await v.page.keyboard.press("Enter");
+      await waitFor(async () => occurrences(await terminalText(v.page), "mark-before") === 1, "the marker in the page");
+      await v.page.evaluate(() => {
+        (window as unknown as { sameDocument: boolean }).sameDocument = true;
+      });
+
+      await f.restartHub(async () => {
+        await v.page.locator("sa-banner .banner-hub").waitFor({ timeout: 15_000 });
+        await v.page.locator("sa-terminal .conn-state.tone-bad").waitFor({ timeout: 15_000 });
+      });
+      await v.page.locator("sa-banner .banner-hub").waitFor({ state: "detached", timeout: 20_000 });
+      await waitForTerminal(v.page);
+      await v.page.locator("sa-terminal .xterm").click();
+      await v.page.keyboard.type("printf 'mark%s\\n' -after");
+      await v.page.keyboard.press("Enter");
+      await waitFor(
+        async () => occurrences(await terminalText(v.page), "mark-after") === 1,
+        "output after the restart",
+      );
+      const text = await terminalText(v.page);
+      expect(occurrences(text, "mark-before")).toBe(1);
+      expect(occurrences(text, "printf 'mark%s\\n' -before")).toBe(1);
+      expect(await v.page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+/** Elements that stick out of the viewport sideways (inside scrolling boxes they may; the page may not). */
+async function horizontalOverflow(page: import("playwright-core").Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const out: string[] = [];
+    if (document.documentElement.scrollWidth > width)
+      out.push(`document ${document.documentElement.scrollWidth} > ${width}`);
+    for (const el of Array.from(document.querySelectorAll("body *"))) {
+      if (el.closest(".term-scroll, .vlist, dialog:not([open]), [hidden]")) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      if (r.right > width + 1 || r.left < -1) {
+        out.push(
+          `${el.tagName.toLowerCase()}.${(el as HTMLElement).className} ${Math.round(r.left)}..${Math.round(r.right)}`,
+        );
+      }
+    }
+    return out.slice(0, 10);
+  });
+}
