@@ -19,28 +19,42 @@ node_modules/.installed: package-lock.json package.json services/package.json we
 	touch $@
 
 .PHONY: install
-install: node_modules/.installed system-deps ## Install npm packages and the system tools (tmux) the tests need
+install: node_modules/.installed system-deps ## Install npm packages and the system tools (tmux, chromium) the tests need
 
 .PHONY: system-deps
-system-deps: ## Install tmux from Debian when it is missing (needs root; otherwise says how)
-	@if ! command -v tmux >/dev/null; then
+system-deps: ## Install tmux and chromium from Debian when missing (needs root; otherwise says how)
+	@missing=""
+	command -v tmux >/dev/null || missing="$$missing tmux"
+	command -v chromium >/dev/null || missing="$$missing chromium"
+	if [ -n "$$missing" ]; then
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing
 		else
-			echo "tmux is missing: install it (Debian/Ubuntu: sudo apt-get install -y tmux)" >&2; exit 1
+			echo "missing:$$missing (Debian/Ubuntu: sudo apt-get install -y$$missing)" >&2; exit 1
 		fi
 	fi
+
+# The dashboard (Lit, built by Vite into web/dist, served by the Hub). Rebuilt only when its sources,
+# its build config or the generated API code change.
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/vite.config.ts \
+	web/tsconfig.json $(shell find gen/staragent -name '*.ts' 2>/dev/null)
+
+web/dist/index.html: node_modules/.installed $(WEB_SOURCES)
+	cd web && ../$(BIN)/vite build --logLevel warn
+
+.PHONY: web
+web: web/dist/index.html ## Build the dashboard into web/dist (pre-compressed, hashed assets)
 
 .PHONY: generate
 generate: node_modules/.installed ## Regenerate gen/ from proto/ (buf generate)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/buf generate
 
 .PHONY: build
-build: node_modules/.installed ## Type-check the services (they run from source through tsx)
+build: node_modules/.installed web/dist/index.html ## Type-check the services (they run from source through tsx) and build the dashboard
 	$(BIN)/tsc -p tsconfig.json
 
 .PHONY: lint
-lint: node_modules/.installed ## Biome, buf lint, buf breaking against main, stale gen/ check, tsc
+lint: node_modules/.installed ## Biome, buf lint, buf breaking against main, stale gen/ check, tsc (services, dashboard, e2e tests)
 	$(BIN)/biome check .
 	$(BIN)/buf lint
 	# Breaking changes: the working tree against main, and the newest commit against the one before it
@@ -55,9 +69,11 @@ lint: node_modules/.installed ## Biome, buf lint, buf breaking against main, sta
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/buf generate -o .tmp/gen-check
 	diff -r .tmp/gen-check/gen gen || { echo "gen/ is stale: run 'make generate' and commit it" >&2; exit 1; }
 	$(BIN)/tsc -p tsconfig.json
+	$(BIN)/tsc -p web/tsconfig.json
+	$(BIN)/tsc -p test/e2e/tsconfig.json
 
 .PHONY: test
-test: install lint ## Lint, then every test (unit and integration against real tmux and servers), then compat
+test: install lint web/dist/index.html ## Lint, then every test (unit, integration against real tmux and servers, the dashboard in chromium), then compat
 	$(BIN)/vitest run --exclude '$(COMPAT_DIR)/**'
 	if $(MAKE) --no-print-directory $(COMPAT_DIR)/node_modules/.installed; then
 		$(MAKE) --no-print-directory compat
@@ -90,7 +106,7 @@ compat: install $(COMPAT_DIR)/node_modules/.installed ## Real Codex and opencode
 	$(BIN)/vitest run --config $(COMPAT_DIR)/vitest.config.ts
 
 .PHONY: bench
-bench: install ## Run the benchmarks and print the figures recorded in docs/benchmarks.md
+bench: install web/dist/index.html ## Run the benchmarks and print the figures recorded in docs/benchmarks.md
 	node --import tsx bench/run.ts
 
 .PHONY: run

@@ -3,7 +3,7 @@ import { type Session, SessionStatus } from "../../gen/staragent/v1/session_pb.j
 import { waitFor } from "../support/wait.js";
 import { axeViolations } from "./support/axe.js";
 import { openPage, saveScreenshot, type TestPage } from "./support/browser.js";
-import { type DashboardFixture, startDashboard, tmuxSession } from "./support/dashboard-fixture.js";
+import { type DashboardFixture, SETUP_TIMEOUT_MS, startDashboard, tmuxSession } from "./support/dashboard-fixture.js";
 import {
   occurrences,
   rowStatus,
@@ -45,7 +45,7 @@ describe("the dashboard against a real Hub", () => {
 
   beforeAll(async () => {
     f = await startDashboard({ env: { STANDIN_TURN_MS } });
-  });
+  }, SETUP_TIMEOUT_MS);
 
   afterEach(async () => {
     const errors = pages.flatMap((p) => p.errors);
@@ -55,7 +55,7 @@ describe("the dashboard against a real Hub", () => {
 
   afterAll(async () => {
     await f?.close();
-  });
+  }, SETUP_TIMEOUT_MS);
 
   it("refuses a wrong token, logs in with the right one and lands where it was headed, and logs out", async () => {
     await tmuxSession(f.tmux, "headed-here", f.dir, "sleep", "600");

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.js";
 import { DESKTOP, openPage, PHONE, saveScreenshot, type TestPage } from "./support/browser.js";
-import { type DashboardFixture, paneText, startDashboard } from "./support/dashboard-fixture.js";
+import { type DashboardFixture, paneText, SETUP_TIMEOUT_MS, startDashboard } from "./support/dashboard-fixture.js";
 import {
   occurrences,
   terminalFitsItsBox,
@@ -32,7 +32,7 @@ describe("the terminal in the dashboard", () => {
 
   beforeAll(async () => {
     f = await startDashboard();
-  });
+  }, SETUP_TIMEOUT_MS);
 
   afterEach(async () => {
     const errors = pages.flatMap((p) => p.errors);
@@ -42,7 +42,7 @@ describe("the terminal in the dashboard", () => {
 
   afterAll(async () => {
     await f?.close();
-  });
+  }, SETUP_TIMEOUT_MS);
 
   it(
     "types keys into tmux and shows the output; resizing the window resizes the pane of a sole viewer",

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@connectrpc/connect";
@@ -9,6 +9,9 @@ import { REPO_ROOT, type ServerProcess, startServerProcess } from "../../support
 import { createTestTmux, type TestTmux } from "../../support/tmux.js";
 import { waitFor } from "../../support/wait.js";
 import { launchBrowser } from "./browser.js";
+
+/** Starting a Hub, tmux and a browser on a busy 2-core machine (other suites run too) can be slow. */
+export const SETUP_TIMEOUT_MS = 90_000;
 
 /** The stand-in agent CLIs, first on the PATH of the Hub and of its tmux server. */
 export const STAND_INS = join(REPO_ROOT, "test/stand-ins");
@@ -26,7 +29,7 @@ export interface DashboardFixture {
   readonly sessions: Client<typeof SessionService>;
   /** Stops the Hub process and starts it again on the same port and home (for outage tests). */
   restartHub(during?: () => Promise<void>): Promise<void>;
-  /** Logs `page` in through the Hub's printed login link and waits for the session list. */
+  /** Logs `page` in through the Hub's printed login link and waits for the dashboard at `path`. */
   login(page: Page, path?: string): Promise<void>;
   /** Types text into a tmux pane (as keys, like a person at the terminal), then Enter. */
   typeLine(session: string, text: string, tmux?: TestTmux): Promise<void>;
@@ -43,6 +46,9 @@ export interface DashboardFixtureOptions {
 
 /** Starts everything a dashboard test needs; on failure stops what it started. */
 export async function startDashboard(options: DashboardFixtureOptions = {}): Promise<DashboardFixture> {
+  if (!(await stat(join(REPO_ROOT, "web/dist/index.html")).catch(() => undefined))) {
+    throw new Error("the dashboard is not built: run 'make web' (make test does it) before the end-to-end tests");
+  }
   const dir = await realpath(await mkdtemp(join(tmpdir(), "sa-e2e-")));
   const home = join(dir, "home");
   const hubHome = join(dir, "hub");
@@ -105,7 +111,7 @@ export async function startDashboard(options: DashboardFixtureOptions = {}): Pro
     async login(page, path = "/") {
       await page.goto(`${running.url}/login?next=${encodeURIComponent(path)}#token=${token}`);
       await page.waitForURL((url) => url.pathname === new URL(path, "http://x").pathname);
-      await page.locator("sa-session-list").waitFor();
+      await page.locator("sa-app header.topbar").waitFor();
     },
     async typeLine(session, text, t = tmux) {
       await t.run("send-keys", "-t", `=${session}:`, "-l", text);
@@ -132,4 +138,14 @@ export async function paneText(
     const text = await t.run("capture-pane", "-p", "-t", `=${session}:`);
     return match(text) ? text : undefined;
   }, what);
+}
+
+/** The tmux arguments that create `count` idle sessions in one tmux invocation. */
+export function manySessions(count: number): string[] {
+  const args: string[] = [];
+  for (let i = 1; i <= count; i++) {
+    if (i > 1) args.push(";");
+    args.push("new-session", "-d", "-s", `bulk-${String(i).padStart(3, "0")}`, "sleep 3600");
+  }
+  return args;
 }
