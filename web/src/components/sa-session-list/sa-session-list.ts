@@ -64,6 +64,8 @@ export class SaSessionList extends LightElement {
 
   private rows: ListRow[] = [];
   private offsets: number[] = [0];
+  /** For each row, its position among the session rows (1-based; 0 for headers), for aria-posinset. */
+  private positions: number[] = [];
   private counts: StatusCounts = { all: 0, review: 0, working: 0, idle: 0 };
   private builtFor = { version: -1, nodes: undefined as unknown, filter: NO_FILTER };
   private scroller: HTMLElement | null = null;
@@ -107,6 +109,8 @@ export class SaSessionList extends LightElement {
         offsets[i + 1] = (offsets[i] ?? 0) + ROW_HEIGHTS[(this.rows[i] as ListRow).kind];
       }
       this.offsets = offsets;
+      let position = 0;
+      this.positions = this.rows.map((r) => (r.kind === "session" ? ++position : 0));
       this.builtFor = { version: app.sessions.version, nodes: app.nodes.nodes, filter: this.filter };
     }
     if (changed.has("selected") && this.selected) this.activeKey = this.selected;
@@ -249,7 +253,7 @@ export class SaSessionList extends LightElement {
     const selected = s.name === this.selected;
     const active = (this.activeKey || this.firstSessionKey()) === s.name;
     const time = s.lastActivityTime ? timestampDate(s.lastActivityTime) : undefined;
-    const position = this.sessionPosition(index);
+    const position = this.positions[index] ?? 0;
     return html`<div
       class="vrow row-session ${selected ? "selected" : ""} ${s.nodeUnreachable ? "unreachable" : ""} ${s.status === SessionStatus.REVIEW ? "needs-review" : ""}"
       role="listitem"
@@ -279,12 +283,6 @@ export class SaSessionList extends LightElement {
         </span>
       </a>
     </div>`;
-  }
-
-  private sessionPosition(index: number): number {
-    let n = 0;
-    for (let i = 0; i <= index; i++) if (this.rows[i]?.kind === "session") n++;
-    return n;
   }
 
   private firstSessionKey(): string {

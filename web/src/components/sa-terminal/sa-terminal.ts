@@ -99,7 +99,8 @@ export class SaTerminal extends LightElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    if (this.term) this.startConnection();
+    // Moved in the page: everything was released on disconnect and is set up again.
+    if (this.hasUpdated && !this.term) this.setUp();
   }
 
   override disconnectedCallback(): void {
@@ -115,6 +116,11 @@ export class SaTerminal extends LightElement {
   }
 
   protected override firstUpdated(): void {
+    this.setUp();
+  }
+
+  /** Creates the terminal in the rendered host, wires its events, and attaches. */
+  private setUp(): void {
     const host = this.querySelector<HTMLElement>(".term-host");
     const scroller = this.querySelector<HTMLElement>(".term-scroll");
     if (!host || !scroller) return;
