@@ -115,7 +115,7 @@ describe("nodes in the dashboard", () => {
       await form.getByLabel("URL").fill("http://127.0.0.1:1");
       await form.getByLabel("Node token").fill("t0ken");
       await form.locator("button[type=submit]").click();
-      await expect.poll(() => form.locator(".form-error").textContent()).toMatch(/^Node_id: "Not Valid" is not valid/);
+      await expect.poll(() => form.locator(".form-error").textContent()).toMatch(/^node_id: "Not Valid" is not valid/);
 
       const port = await closedPort();
       await form.locator("#node-id").fill("spare");

@@ -1,3 +1,4 @@
+import * as pty from "node-pty";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.js";
 import { DESKTOP, openPage, PHONE, saveScreenshot, type TestPage } from "./support/browser.js";
@@ -71,6 +72,81 @@ describe("the terminal in the dashboard", () => {
       await waitFor(
         async () => (await windowSize("typing")) === `${after.cols}x${after.rows - 1}`,
         "the pane to follow",
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "keeps the window's size when another client is attached, until Take over size",
+    async () => {
+      await f.sessions.createSession({ parent: "nodes/local", sessionId: "shared", cwd: f.dir, command: BASH });
+      // The user's own terminal is attached at 70×20.
+      const own = pty.spawn("tmux", [...f.tmux.client.socketArgs, "attach-session", "-t", "=shared"], {
+        cols: 70,
+        rows: 20,
+        env: { ...f.tmux.client.environment, TERM: "xterm-256color" },
+      });
+      try {
+        await waitFor(async () => (await windowSize("shared")) === "70x19", "the window to follow the user's terminal");
+        const v = await page();
+        await f.login(v.page, "/sessions/local/shared");
+        await waitForTerminal(v.page);
+        const takeOver = v.page.locator("sa-terminal button", { hasText: "Take over size" });
+        await takeOver.waitFor();
+        expect(await v.page.locator("sa-terminal .size-info").textContent()).toBe("70×20, set by another client");
+        expect(await terminalSize(v.page)).toEqual({ cols: 70, rows: 20 });
+        expect(await windowSize("shared")).toBe("70x19");
+        await takeOver.click();
+        await waitFor(async () => {
+          const s = await terminalSize(v.page);
+          return s.cols > 70 && (await windowSize("shared")) === `${s.cols}x${s.rows - 1}`;
+        }, "the window to take this page's size");
+      } finally {
+        own.kill();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "sends keys only to the session on screen when switching sessions",
+    async () => {
+      for (const id of ["first", "second"]) {
+        await f.sessions.createSession({ parent: "nodes/local", sessionId: id, cwd: f.dir, command: BASH });
+      }
+      const v = await page();
+      await f.login(v.page, "/sessions/local/first");
+      await waitForTerminal(v.page);
+      await v.page.locator("sa-terminal .xterm").click();
+      await v.page.keyboard.type("echo one-$((1+1))");
+      await v.page.locator('sa-session-list .row-session[data-key="nodes/local/sessions/second"] a').click();
+      // Typed at once, before the new attachment is confirmed: held, then sent to "second" only.
+      await v.page.keyboard.type("echo two-$((2+2))");
+      await v.page.keyboard.press("Enter");
+      await paneText(f.tmux, "second", (t) => t.includes("two-4"), "the keys in the second session");
+      await paneText(f.tmux, "first", (t) => t.includes("ready$ echo one-$((1+1))"), "the first session's own keys");
+      expect(await f.tmux.run("capture-pane", "-p", "-t", "=first:")).not.toContain("two");
+      expect(await f.tmux.run("capture-pane", "-p", "-t", "=second:")).not.toContain("one");
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "puts what a program copies with OSC 52 on the clipboard",
+    async () => {
+      await f.tmux.run("set-option", "-s", "set-clipboard", "on");
+      await f.sessions.createSession({ parent: "nodes/local", sessionId: "copier", cwd: f.dir, command: BASH });
+      const v = await page();
+      await v.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: f.hub.url });
+      await f.login(v.page, "/sessions/local/copier");
+      await waitForTerminal(v.page);
+      await v.page.locator("sa-terminal .xterm").click();
+      await v.page.keyboard.type(String.raw`printf '\033]52;c;%s\a' "$(printf 'copied by a program' | base64)"`);
+      await v.page.keyboard.press("Enter");
+      await waitFor(
+        async () => (await v.page.evaluate(() => navigator.clipboard.readText())) === "copied by a program",
+        "the text on the clipboard",
       );
     },
     TEST_TIMEOUT_MS,

@@ -37,7 +37,8 @@ export function isNetworkFailure(err: unknown): boolean {
   );
 }
 
+/** The Hub's message as a sentence; a leading field name (`session_id: ...`) keeps its spelling. */
 function sentence(text: string): string {
-  const first = text.charAt(0).toUpperCase() + text.slice(1);
+  const first = /^[a-z][a-z0-9_.]*:/.test(text) ? text : text.charAt(0).toUpperCase() + text.slice(1);
   return /[.!?)]$/.test(first) ? first : `${first}.`;
 }
