@@ -66,32 +66,32 @@ async function bundleSizes(): Promise<{
   };
 }
 
+/**
+ * Pause between timed keystrokes: far longer than an echo takes, so each key's echo is timed alone, and
+ * nothing polls the page meanwhile (polling from the test would compete with the page for its thread).
+ */
+const KEY_GAP_MS = 60;
+
 /** Keystroke echo in the page: from the keydown event to the echoed byte written into xterm.js. */
 async function pageEcho(page: Page): Promise<number[]> {
   await page.locator("sa-terminal .xterm").click();
-  const samples = () =>
-    page.evaluate(
-      () => (document.querySelector("sa-terminal") as unknown as { echoSamples: number[] }).echoSamples.length,
+  const read = () =>
+    page.evaluate(() =>
+      (document.querySelector("sa-terminal") as unknown as { echoSamples: number[] }).echoSamples.slice(),
     );
+  const before = (await read()).length;
   const letters = "abcdefghijklmnopqrstuvwxyz";
-  const before = await samples();
-  for (let i = 0; i < KEYSTROKES; i++) {
-    if (i % 40 === 0) {
-      await page.keyboard.press("Control+U");
-      await page.keyboard.press("Control+L");
+  for (let i = 0; i < KEYSTROKES; i += 25) {
+    await page.keyboard.press("Control+U");
+    await page.keyboard.press("Control+L");
+    await new Promise((r) => setTimeout(r, KEY_GAP_MS * 3));
+    for (let j = i; j < Math.min(KEYSTROKES, i + 25); j++) {
+      await page.keyboard.press(letters[j % letters.length] as string);
+      await new Promise((r) => setTimeout(r, KEY_GAP_MS));
     }
-    const count = await samples();
-    await page.keyboard.press(letters[i % letters.length] as string);
-    await page.waitForFunction(
-      (n) => (document.querySelector("sa-terminal") as unknown as { echoSamples: number[] }).echoSamples.length > n,
-      count,
-      { polling: 5 },
-    );
   }
-  const all = await page.evaluate(
-    () => (document.querySelector("sa-terminal") as unknown as { echoSamples: number[] }).echoSamples,
-  );
-  return all.slice(before).sort((a, b) => a - b);
+  await waitFor(async () => (await read()).length >= before + KEYSTROKES * 0.95, "the echoes to be timed");
+  return (await read()).slice(before).sort((a, b) => a - b);
 }
 
 /** Milliseconds from navigation start to the first session list on screen, per load. */

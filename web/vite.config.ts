@@ -73,6 +73,8 @@ export default defineConfig({
     assetsInlineLimit: 0,
     reportCompressedSize: false,
     rolldownOptions: {
+      // Brotli at its highest level takes seconds on purpose (once per build, for the smallest files).
+      checks: { bundlerTimings: false },
       output: {
         codeSplitting: {
           groups: [

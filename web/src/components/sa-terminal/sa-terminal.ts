@@ -61,6 +61,7 @@ export class SaTerminal extends LightElement {
   @state() private showQuickKeys = matchMedia("(pointer: coarse)").matches;
   @state() private now = Date.now();
   @state() private echoMedian = 0;
+  @state() private fullscreen = false;
 
   /** Milliseconds from a key press to its echo being written into the terminal, newest last. */
   readonly echoSamples: number[] = [];
@@ -171,6 +172,10 @@ export class SaTerminal extends LightElement {
       if (this.term) this.term.options.screenReaderMode = this.app?.preferences().screenReader ?? false;
     });
     this.listen(document, "visibilitychange", () => this.onVisibility());
+    this.listen(document, "fullscreenchange", () => {
+      this.fullscreen = document.fullscreenElement === this;
+      this.scheduleFit();
+    });
     const coarse = matchMedia("(pointer: coarse)");
     const onPointer = () => {
       this.showQuickKeys = coarse.matches;
@@ -200,6 +205,14 @@ export class SaTerminal extends LightElement {
             ? html`<button class="copy-offer" @click=${() => this.copyPending()}>Copy the text the program offered</button>`
             : nothing
         }
+        <button
+          class="quiet"
+          title="Full screen: browser shortcuts such as Ctrl+W also reach the terminal (Chromium); hold Esc to leave"
+          aria-pressed=${this.fullscreen ? "true" : "false"}
+          @click=${() => void this.toggleFullscreen()}
+        >
+          <span aria-hidden="true">⛶</span><span class="visually-hidden">Full screen</span>
+        </button>
         <button class="quiet keyboard-button" title="Show the keyboard" @click=${() => this.focusTerminal()}>
           <span aria-hidden="true">⌨</span><span class="visually-hidden">Show the keyboard</span>
         </button>
@@ -450,6 +463,31 @@ export class SaTerminal extends LightElement {
       this.app?.toast("Copied.");
     } else {
       this.app?.toast("The browser refused to copy. Select the text in the terminal and copy it instead.", "error");
+    }
+  }
+
+  /**
+   * Full screen for the terminal. Where the browser offers the Keyboard Lock API (Chromium), shortcuts
+   * such as Ctrl+W, Ctrl+T and Ctrl+N then go to the program instead of closing or opening tabs.
+   */
+  private async toggleFullscreen(): Promise<void> {
+    const keyboard = (navigator as Navigator & { keyboard?: { lock?: () => Promise<void>; unlock?: () => void } })
+      .keyboard;
+    try {
+      if (document.fullscreenElement) {
+        keyboard?.unlock?.();
+        await document.exitFullscreen();
+        return;
+      }
+      await this.requestFullscreen();
+      await keyboard?.lock?.();
+    } catch (err) {
+      this.app?.toast(
+        `Full screen is not available here (${err instanceof Error ? err.message : String(err)}).`,
+        "error",
+      );
+    } finally {
+      this.focusTerminal();
     }
   }
 
