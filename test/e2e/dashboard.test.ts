@@ -275,7 +275,7 @@ describe("the dashboard against a real Hub", () => {
       const systemComposer = v.page.locator("sa-chat-composer textarea");
       await systemComposer.waitFor();
       expect(await systemComposer.isDisabled()).toBe(true);
-      expect(await v.page.locator("sa-chat-composer .composer-status").textContent()).toMatch(
+      expect((await v.page.locator("sa-chat-composer .composer-status").textContent())?.trim()).toMatch(
         /^Chat is off for system sessions/,
       );
       expect(await v.page.locator("sa-session-view .stop-button").count()).toBe(0);
