@@ -287,12 +287,14 @@ export class SaApp extends LightElement {
   }
 
   private onSessionStreamState(s: StreamState): void {
+    const wasDown =
+      this.hubStream.kind === "waiting" || (this.hubStream.kind === "connecting" && this.hubStream.attempt > 0);
     this.hubStream = s;
     if (s.kind === "live") {
       if (this.auth !== "in") this.auth = "in";
       // The Hub is back: its node list may have changed meanwhile (WatchNodes has no heartbeat).
-      if (this.nodeStream.isRunning) this.nodeStream.reconnectNow();
-      else if (document.visibilityState === "visible") this.nodeStream.start();
+      if (wasDown && this.nodeStream.isRunning) this.nodeStream.reconnectNow();
+      else if (!this.nodeStream.isRunning && document.visibilityState === "visible") this.nodeStream.start();
     }
     if (s.kind === "stopped" && s.error !== undefined && isUnauthenticated(s.error)) this.loggedOut();
   }
