@@ -85,7 +85,7 @@ describe("the Hub's static site (web/dist)", () => {
       const res = await get(path);
       expect(res.status, path).toBe(200);
       expect(res.body.toString()).toContain("<title>StarAgent</title>");
-      expect(res.headers["cache-control"]).toBe("no-store");
+      expect(res.headers["cache-control"]).toBe("no-cache");
       expect(res.headers["content-security-policy"]).toBe(DASHBOARD_CSP);
       expect(res.headers["x-frame-options"]).toBe("DENY");
     }
@@ -93,7 +93,7 @@ describe("the Hub's static site (web/dist)", () => {
     expect(DASHBOARD_CSP).toContain("frame-ancestors 'none'");
     expect(DASHBOARD_CSP).not.toMatch(/script-src[^;]*'unsafe-(inline|eval)'/);
     const sw = await get("/sw.js");
-    expect(sw.headers["cache-control"]).toBe("no-store");
+    expect(sw.headers["cache-control"]).toBe("no-cache");
     const head = await get("/assets/app-abc123.js", {}, "HEAD");
     expect(head.headers["content-length"]).toBe(String(SCRIPT.length));
     expect(head.body.length).toBe(0);

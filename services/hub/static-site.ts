@@ -35,8 +35,12 @@ const SECURITY_HEADERS: Record<string, string> = {
 /** Built files whose names carry a content hash (Vite's `assets/`): cached for a year, never revalidated. */
 const HASHED_PREFIX = "/assets/";
 const IMMUTABLE_CACHE = "public, max-age=31536000, immutable";
-/** Everything else (index.html, the service worker, the favicon) is fetched fresh every time. */
-const NO_CACHE = "no-store";
+/**
+ * Everything else (index.html, the service worker, the favicon) is revalidated on every use (its ETag
+ * answers 304 when unchanged), so a new build shows at once; unlike no-store, this keeps the page
+ * eligible for the back/forward cache.
+ */
+const NO_CACHE = "no-cache";
 
 /** Dashboard routes answered with index.html (the page routes on its own). */
 const APP_ROUTE = /^\/(?:login|nodes|sessions(?:\/[^.]*)?)?\/?$/;

@@ -1,7 +1,16 @@
 import * as pty from "node-pty";
+import { chromium } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.js";
-import { DESKTOP, openPage, PHONE, saveScreenshot, type TestPage } from "./support/browser.js";
+import {
+  CHROMIUM_ARGS,
+  CHROMIUM_PATH,
+  DESKTOP,
+  openPage,
+  PHONE,
+  saveScreenshot,
+  type TestPage,
+} from "./support/browser.js";
 import { type DashboardFixture, paneText, SETUP_TIMEOUT_MS, startDashboard } from "./support/dashboard-fixture.js";
 import {
   occurrences,
@@ -148,6 +157,52 @@ describe("the terminal in the dashboard", () => {
         async () => (await v.page.evaluate(() => navigator.clipboard.readText())) === "copied by a program",
         "the text on the clipboard",
       );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "comes back from the back/forward cache attached again, without a reload and without duplicated output",
+    async () => {
+      await f.sessions.createSession({ parent: "nodes/local", sessionId: "cached", cwd: f.dir, command: BASH });
+      // Playwright turns the back/forward cache off by default; this browser keeps it.
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM_PATH,
+        headless: true,
+        args: CHROMIUM_ARGS,
+        ignoreDefaultArgs: ["--disable-back-forward-cache"],
+      });
+      try {
+        const context = await browser.newContext(DESKTOP);
+        const p = await context.newPage();
+        await f.login(p, "/sessions/local/cached");
+        await waitForTerminal(p);
+        await p.locator("sa-terminal .xterm").click();
+        await p.keyboard.type("printf 'went%s\\n' -away");
+        await p.keyboard.press("Enter");
+        await waitFor(async () => occurrences(await terminalText(p), "went-away") === 1, "the marker");
+        await p.evaluate(() => {
+          (window as unknown as { sameDocument: boolean }).sameDocument = true;
+          window.addEventListener("pageshow", (e) => {
+            (window as unknown as { restored: boolean }).restored = e.persisted;
+          });
+        });
+        await p.goto(`${f.hub.url}/favicon.svg`);
+        await p.goBack({ waitUntil: "commit" });
+        await waitFor(
+          () => p.evaluate(() => (window as unknown as { restored?: boolean }).restored),
+          "the page to be restored",
+        );
+        expect(await p.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+        await waitForTerminal(p);
+        await p.locator("sa-terminal .xterm").click();
+        await p.keyboard.type("echo back-$((3*3))");
+        await p.keyboard.press("Enter");
+        await waitFor(async () => (await terminalText(p)).includes("\nback-9"), "output after coming back");
+        expect(occurrences(await terminalText(p), "went-away")).toBe(1);
+      } finally {
+        await browser.close();
+      }
     },
     TEST_TIMEOUT_MS,
   );

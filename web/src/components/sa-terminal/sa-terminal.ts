@@ -172,6 +172,11 @@ export class SaTerminal extends LightElement {
       if (this.term) this.term.options.screenReaderMode = this.app?.preferences().screenReader ?? false;
     });
     this.listen(document, "visibilitychange", () => this.onVisibility());
+    // Open streams keep a page out of the back/forward cache: let go on leaving, attach again on return.
+    this.listen(window, "pagehide", () => this.stopConnection());
+    this.listen(window, "pageshow", (e) => {
+      if ((e as PageTransitionEvent).persisted && !this.conn) this.startConnection();
+    });
     this.listen(document, "fullscreenchange", () => {
       this.fullscreen = document.fullscreenElement === this;
       this.scheduleFit();
