@@ -162,6 +162,33 @@ describe("the terminal in the dashboard", () => {
   );
 
   it(
+    "attaches again at once when the network comes back, redrawing without duplicated output",
+    async () => {
+      await f.sessions.createSession({ parent: "nodes/local", sessionId: "waking", cwd: f.dir, command: BASH });
+      const v = await page();
+      await f.login(v.page, "/sessions/local/waking");
+      await waitForTerminal(v.page);
+      await v.page.locator("sa-terminal .xterm").click();
+      await v.page.keyboard.type("printf 'once%s\\n' -only");
+      await v.page.keyboard.press("Enter");
+      await waitFor(async () => occurrences(await terminalText(v.page), "once-only") === 1, "the marker");
+      const attachments = async () => (await f.tmux.run("list-clients", "-t", "=waking", "-F", "#{client_pid}")).trim();
+      const before = await attachments();
+      await v.page.evaluate(() => window.dispatchEvent(new Event("online")));
+      await waitFor(async () => {
+        const now = await attachments();
+        return now !== "" && now !== before;
+      }, "a new tmux client for the new attachment");
+      await waitForTerminal(v.page);
+      await v.page.keyboard.type("echo again-$((5*5))");
+      await v.page.keyboard.press("Enter");
+      await waitFor(async () => (await terminalText(v.page)).includes("\nagain-25"), "output on the new attachment");
+      expect(occurrences(await terminalText(v.page), "once-only")).toBe(1);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     "comes back from the back/forward cache attached again, without a reload and without duplicated output",
     async () => {
       await f.sessions.createSession({ parent: "nodes/local", sessionId: "cached", cwd: f.dir, command: BASH });
