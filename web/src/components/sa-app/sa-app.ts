@@ -10,7 +10,7 @@ import { type AppServices, appContext } from "../../state/app-context.js";
 import { NodeStore } from "../../state/node-store.js";
 import { effectiveTheme, loadPreferences, type Preferences, savePreferences } from "../../state/preferences.js";
 import { ReviewAlerts, registerWorker } from "../../state/review-alerts.js";
-import { parseRoute, type Route, sessionName, sessionPath } from "../../state/routes.js";
+import { parseRoute, type Route, sessionName } from "../../state/routes.js";
 import { filterSearch, parseFilter, type SessionFilter } from "../../state/session-filter.js";
 import { SessionStore } from "../../state/session-store.js";
 import { type StreamState, StreamSupervisor } from "../../state/stream-supervisor.js";
@@ -505,11 +505,6 @@ export class SaApp extends LightElement {
   private listen(target: EventTarget, type: string, handler: (e: Event) => void): void {
     target.addEventListener(type, handler);
     this.cleanups.push(() => target.removeEventListener(type, handler));
-  }
-
-  /** For views that open a session's path. */
-  static pathOf(s: Session): string {
-    return sessionPath(s.node, s.tmuxSession);
   }
 }
 
