@@ -1,3 +1,4 @@
+import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Session, SessionStatus } from "../../gen/staragent/v1/session_pb.js";
 import { waitFor } from "../support/wait.js";
@@ -99,8 +100,19 @@ describe("the dashboard against a real Hub", () => {
         command: ["claude"],
       });
       const a = await page();
+      // Every API call each tab makes: one WatchSessions stream, and nothing that polls.
+      const calls = new Map<Page, string[]>();
+      const record = (p: Page) => {
+        calls.set(p, []);
+        p.on("request", (r) => {
+          const path = new URL(r.url()).pathname;
+          if (path.startsWith("/staragent.v1.")) calls.get(p)?.push(path.split("/").pop() ?? path);
+        });
+      };
+      record(a.page);
       await f.login(a.page);
       const b = { ...a, page: await a.context.newPage() };
+      record(b.page);
       b.page.on("pageerror", (err) => a.errors.push(`pageerror: ${err.message}`));
       await b.page.goto(f.hub.url);
       await b.page.locator("sa-session-list").waitFor();
@@ -131,6 +143,9 @@ describe("the dashboard against a real Hub", () => {
           LIVE_WITHIN_MS,
         );
       }
+      expect(calls.get(b.page)?.sort()).toEqual(["WatchNodes", "WatchSessions"]);
+      expect(calls.get(a.page)?.filter((c) => c === "WatchSessions")).toEqual(["WatchSessions"]);
+      expect(calls.get(a.page)?.filter((c) => /^(List|Get)/.test(c))).toEqual([]);
     },
     TEST_TIMEOUT_MS,
   );
