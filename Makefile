@@ -19,13 +19,12 @@ node_modules/.installed: package-lock.json package.json services/package.json we
 	touch $@
 
 .PHONY: install
-install: node_modules/.installed system-deps ## Install npm packages and the system tools (tmux, chromium) the tests need
+install: node_modules/.installed system-deps ## Install npm packages and the system tools (tmux) StarAgent needs
 
-.PHONY: system-deps
-system-deps: ## Install tmux and chromium from Debian when missing (needs root; otherwise says how)
+# Installs the Debian packages named in $(1) that are missing (with root and apt-get), or says how.
+define apt_install
 	@missing=""
-	command -v tmux >/dev/null || missing="$$missing tmux"
-	command -v chromium >/dev/null || missing="$$missing chromium"
+	for pkg in $(1); do command -v "$$pkg" >/dev/null || missing="$$missing $$pkg"; done
 	if [ -n "$$missing" ]; then
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing
@@ -33,6 +32,15 @@ system-deps: ## Install tmux and chromium from Debian when missing (needs root; 
 			echo "missing:$$missing (Debian/Ubuntu: sudo apt-get install -y$$missing)" >&2; exit 1
 		fi
 	fi
+endef
+
+.PHONY: system-deps
+system-deps: ## Install tmux from Debian when it is missing (needs root; otherwise says how)
+	$(call apt_install,tmux)
+
+.PHONY: browser-deps
+browser-deps: ## Install chromium from Debian when it is missing, for the dashboard's tests and benchmark
+	$(call apt_install,chromium)
 
 # The dashboard (Lit, built by Vite into web/dist, served by the Hub). Rebuilt only when its sources,
 # its build config or the generated API code change.
@@ -73,7 +81,7 @@ lint: node_modules/.installed ## Biome, buf lint, buf breaking against main, sta
 	$(BIN)/tsc -p test/e2e/tsconfig.json
 
 .PHONY: test
-test: install lint web/dist/index.html ## Lint, then every test (unit, integration against real tmux and servers, the dashboard in chromium), then compat
+test: install browser-deps lint web/dist/index.html ## Lint, then every test (unit, integration against real tmux and servers, the dashboard in chromium), then compat
 	$(BIN)/vitest run --exclude '$(COMPAT_DIR)/**'
 	if $(MAKE) --no-print-directory $(COMPAT_DIR)/node_modules/.installed; then
 		$(MAKE) --no-print-directory compat
@@ -106,7 +114,7 @@ compat: install $(COMPAT_DIR)/node_modules/.installed ## Real Codex and opencode
 	$(BIN)/vitest run --config $(COMPAT_DIR)/vitest.config.ts
 
 .PHONY: bench
-bench: install web/dist/index.html ## Run the benchmarks and print the figures recorded in docs/benchmarks.md
+bench: install browser-deps web/dist/index.html ## Run the benchmarks and print the figures recorded in docs/benchmarks.md
 	node --import tsx bench/run.ts
 
 .PHONY: run

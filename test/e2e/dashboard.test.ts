@@ -163,10 +163,9 @@ describe("the dashboard against a real Hub", () => {
       await f.login(v.page, "/sessions/local/notify-watched");
       await v.page.click("details.menu > summary");
       await v.page.getByLabel("Notify me when a session needs review").check();
-      await waitFor(
-        () => v.page.evaluate(async () => !!(await navigator.serviceWorker.getRegistration())),
-        "the notification worker",
-      );
+      await v.page.evaluate(async () => {
+        await navigator.serviceWorker.ready;
+      });
       await v.page.keyboard.press("Escape");
 
       // Looking at notify-watched: its finished turn is seen at once and no notification comes.

@@ -97,15 +97,25 @@ export class ReviewAlerts {
     this.raised++;
     const registration = await navigator.serviceWorker?.getRegistration().catch(() => undefined);
     if (registration) {
-      await registration.showNotification(title, options);
-      return;
+      try {
+        // A worker registered moments ago may still be installing; notifications need it active.
+        if (!registration.active) await navigator.serviceWorker.ready;
+        await registration.showNotification(title, options);
+        return;
+      } catch {
+        // Fall back to a page notification below (desktop browsers show those).
+      }
     }
-    const n = new Notification(title, options);
-    n.onclick = () => {
-      window.focus();
-      this.options.open(path);
-      n.close();
-    };
+    try {
+      const n = new Notification(title, options);
+      n.onclick = () => {
+        window.focus();
+        this.options.open(path);
+        n.close();
+      };
+    } catch {
+      // Phones refuse page notifications without a worker; nothing more can be done here.
+    }
   }
 }
 
