@@ -216,7 +216,10 @@ export class SaTerminal extends LightElement {
           aria-pressed=${this.fullscreen ? "true" : "false"}
           @click=${() => void this.toggleFullscreen()}
         >
-          <span aria-hidden="true">⛶</span><span class="visually-hidden">Full screen</span>
+          <svg class="icon" viewBox="0 0 16 16" aria-hidden="true" focusable="false">
+            <path d="M2 6V2h4M10 2h4v4M14 10v4h-4M6 14H2v-4" fill="none" stroke="currentColor" stroke-width="1.6" />
+          </svg>
+          <span class="visually-hidden">Full screen</span>
         </button>
         <button class="quiet keyboard-button" title="Show the keyboard" @click=${() => this.focusTerminal()}>
           <span aria-hidden="true">⌨</span><span class="visually-hidden">Show the keyboard</span>
