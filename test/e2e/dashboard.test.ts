@@ -186,7 +186,21 @@ describe("the dashboard against a real Hub", () => {
       const shown = await waitFor(async () => {
         const list = await shownNotifications(v.page);
         return list.length > 0 ? list : undefined;
-      }, "a notification");
+      }, "a notification").catch(async (err: unknown) => {
+        // Say what the page did, so a failure here can be told apart from one in the browser.
+        const state = await v.page.evaluate(() => {
+          const app = document.querySelector("sa-app") as unknown as {
+            notificationsRaised: number;
+            lastNotificationOutcome: string;
+          };
+          return {
+            raised: app.notificationsRaised,
+            outcome: app.lastNotificationOutcome,
+            focused: document.hasFocus(),
+          };
+        });
+        throw new Error(`${err instanceof Error ? err.message : String(err)}; the page: ${JSON.stringify(state)}`);
+      });
       expect(shown).toEqual([
         {
           title: "notify-other needs you",

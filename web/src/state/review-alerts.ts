@@ -29,8 +29,10 @@ export class ReviewAlerts {
   private unsubscribe: (() => void) | undefined;
   private lastCount = -1;
   private iconLink: HTMLLinkElement | undefined;
-  /** Notifications raised by this page, for tests and for the settings view. */
+  /** Notifications raised by this page, for tests and troubleshooting. */
   raised = 0;
+  /** How the newest notification went: through the worker, as a page notification, or why it failed. */
+  lastOutcome = "";
 
   constructor(private readonly options: ReviewAlertsOptions) {}
 
@@ -101,9 +103,11 @@ export class ReviewAlerts {
         // A worker registered moments ago may still be installing; notifications need it active.
         if (!registration.active) await navigator.serviceWorker.ready;
         await registration.showNotification(title, options);
+        this.lastOutcome = "worker";
         return;
-      } catch {
+      } catch (err) {
         // Fall back to a page notification below (desktop browsers show those).
+        this.lastOutcome = `worker failed: ${err instanceof Error ? err.message : String(err)}`;
       }
     }
     try {
@@ -113,8 +117,10 @@ export class ReviewAlerts {
         this.options.open(path);
         n.close();
       };
-    } catch {
+      this.lastOutcome = `${this.lastOutcome} page`.trim();
+    } catch (err) {
       // Phones refuse page notifications without a worker; nothing more can be done here.
+      this.lastOutcome = `${this.lastOutcome}; page failed: ${err instanceof Error ? err.message : String(err)}`;
     }
   }
 }

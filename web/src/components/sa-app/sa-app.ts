@@ -117,6 +117,11 @@ export class SaApp extends LightElement {
     return this.alerts.raised;
   }
 
+  /** How the newest notification went ("worker", "page", or why it failed), for troubleshooting. */
+  get lastNotificationOutcome(): string {
+    return this.alerts.lastOutcome;
+  }
+
   override connectedCallback(): void {
     super.connectedCallback();
     this.applyTheme();
