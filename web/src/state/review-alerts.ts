@@ -27,6 +27,7 @@ export interface ReviewAlertsOptions {
  */
 export class ReviewAlerts {
   private unsubscribe: (() => void) | undefined;
+  private readonly pending = new Map<string, Promise<void>>();
   private lastCount = -1;
   private iconLink: HTMLLinkElement | undefined;
   /** Notifications raised by this page, for tests and troubleshooting. */
@@ -67,12 +68,24 @@ export class ReviewAlerts {
     this.updateTitle();
     if (change.initial) return;
     for (const { session, before } of change.changed) {
-      if (enteredReview(session, before)) void this.notify(session);
+      if (enteredReview(session, before)) this.inOrder(session.name, () => this.notify(session));
       else if (before?.status === SessionStatus.REVIEW && session.status !== SessionStatus.REVIEW) {
-        void closeNotifications(session.name);
+        this.inOrder(session.name, () => closeNotifications(session.name));
       }
     }
-    for (const name of change.removed) void closeNotifications(name);
+    for (const name of change.removed) this.inOrder(name, () => closeNotifications(name));
+  }
+
+  /**
+   * Runs a session's notification work in the order its events came: showing and closing are
+   * asynchronous, and a close must never overtake the show of a later review of the same session.
+   */
+  private inOrder(name: string, work: () => Promise<void>): void {
+    const next = (this.pending.get(name) ?? Promise.resolve()).then(work).catch(() => undefined);
+    this.pending.set(name, next);
+    void next.then(() => {
+      if (this.pending.get(name) === next) this.pending.delete(name);
+    });
   }
 
   private updateTitle(): void {
