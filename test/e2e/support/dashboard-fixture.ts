@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +10,19 @@ import { REPO_ROOT, type ServerProcess, startServerProcess } from "../../support
 import { createTestTmux, type TestTmux } from "../../support/tmux.js";
 import { waitFor } from "../../support/wait.js";
 import { launchBrowser } from "./browser.js";
+
+/** How long the sessions' programs may take to exit once their tmux server is killed. */
+const PROCESS_EXIT_TIMEOUT_MS = 10_000;
+
+/** Whether a process still runs (a zombie waiting to be reaped has finished writing). */
+function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
 
 /** Starting a Hub, tmux and a browser on a busy 2-core machine (other suites run too) can be slow. */
 export const SETUP_TIMEOUT_MS = 90_000;
@@ -81,7 +95,18 @@ export async function startDashboard(options: DashboardFixtureOptions = {}): Pro
   const cleanup = async () => {
     await browser?.close().catch(() => undefined);
     await hub?.stop();
+    // The sessions' programs write into HOME as they exit (bash its history): wait for them to be gone
+    // before removing the folder.
+    const panePids = (await tmux.client.query(["list-panes", "-a", "-F", "#{pane_pid}"]).catch(() => ""))
+      .split("\n")
+      .filter((line) => /^\d+$/.test(line))
+      .map(Number);
     await tmux.close();
+    await waitFor(
+      () => panePids.every((pid) => !isAlive(pid)),
+      "the sessions' programs to exit",
+      PROCESS_EXIT_TIMEOUT_MS,
+    );
     await rm(dir, { recursive: true, force: true });
   };
   try {

@@ -48,6 +48,28 @@ export class ReviewAlerts {
     navigator.serviceWorker?.removeEventListener("message", this.onWorkerMessage);
   }
 
+  /** Shows a sample notification, so a person can check that notifications reach them. */
+  async test(): Promise<boolean> {
+    if (typeof Notification === "undefined" || Notification.permission !== "granted") return false;
+    const registration = await navigator.serviceWorker?.getRegistration().catch(() => undefined);
+    const options: NotificationOptions = {
+      body: "Notifications from this dashboard reach you.",
+      tag: "staragent-test",
+      icon: "/favicon.svg",
+    };
+    try {
+      if (registration) {
+        if (!registration.active) await navigator.serviceWorker.ready;
+        await registration.showNotification("StarAgent", options);
+      } else {
+        new Notification("StarAgent", options);
+      }
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** Asks the browser for permission and registers the worker that shows notifications on phones. */
   static async enable(): Promise<NotificationPermission | "unsupported"> {
     if (typeof Notification === "undefined") return "unsupported";

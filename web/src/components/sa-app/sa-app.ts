@@ -267,6 +267,11 @@ export class SaApp extends LightElement {
           Notify me when a session needs review</label
         >
         ${notifySupported ? nothing : html`<p class="muted small">This browser cannot show notifications here.</p>`}
+        ${
+          p.notify
+            ? html`<button class="quiet" @click=${() => void this.testNotification()}>Send a test notification</button>`
+            : nothing
+        }
         <label class="check"
           ><input
             type="checkbox"
@@ -431,6 +436,12 @@ export class SaApp extends LightElement {
           : "The browser blocked notifications for this page; allow them in the site settings to turn them on.",
         "error",
       );
+    }
+  }
+
+  private async testNotification(): Promise<void> {
+    if (!(await this.alerts.test())) {
+      this.toast("The browser did not show the notification; check its site settings for notifications.", "error");
     }
   }
 
