@@ -19,17 +19,39 @@ node_modules/.installed: package-lock.json package.json web/package.json
 	touch $@
 
 .PHONY: install
-install: node_modules/.installed system-deps ## Install npm packages and the system tools (tmux) the tests need
+install: node_modules/.installed system-deps ## Install npm packages and the system tools (tmux) StarAgent needs
+
+# Installs the Debian packages named in $(1) that are missing (with root and apt-get), or says how.
+define apt_install
+	@missing=""
+	for pkg in $(1); do command -v "$$pkg" >/dev/null || missing="$$missing $$pkg"; done
+	if [ -n "$$missing" ]; then
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing
+		else
+			echo "missing:$$missing (Debian/Ubuntu: sudo apt-get install -y$$missing)" >&2; exit 1
+		fi
+	fi
+endef
 
 .PHONY: system-deps
 system-deps: ## Install tmux from Debian when it is missing (needs root; otherwise says how)
-	@if ! command -v tmux >/dev/null; then
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux
-		else
-			echo "tmux is missing: install it (Debian/Ubuntu: sudo apt-get install -y tmux)" >&2; exit 1
-		fi
-	fi
+	$(call apt_install,tmux)
+
+.PHONY: browser-deps
+browser-deps: ## Install chromium from Debian when it is missing, for the dashboard's tests and benchmark
+	$(call apt_install,chromium)
+
+# The dashboard (Lit, built by Vite into web/dist, served by the Hub). Rebuilt only when its sources,
+# its build config or the generated API code change.
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) web/index.html web/vite.config.ts \
+	web/tsconfig.json $(shell find gen/staragent -name '*.ts' 2>/dev/null)
+
+web/dist/index.html: node_modules/.installed $(WEB_SOURCES)
+	cd web && ../$(BIN)/vite build --logLevel warn
+
+.PHONY: web
+web: web/dist/index.html ## Build the dashboard into web/dist (pre-compressed, hashed assets)
 
 # ccache lets the package test (test/package/install.test.ts) compile node-pty and better-sqlite3 (SQLite
 # is one 9 MB C file) for real once per machine, then hit the cache: about 4 minutes, then 15 s. Optional:
@@ -48,11 +70,11 @@ generate: node_modules/.installed ## Regenerate gen/ from proto/ (buf generate)
 # packages, one chunk per command) into dist/ with source maps, in about 0.3 s; type-checking is tsc's
 # job in `make lint`.
 .PHONY: build
-build: node_modules/.installed ## Compile services/ and gen/ into dist/ (bundled JavaScript with source maps)
+build: node_modules/.installed web/dist/index.html ## Compile services/ and gen/ into dist/ (bundled JavaScript with source maps) and build the dashboard
 	node scripts/build.mjs
 
 .PHONY: lint
-lint: node_modules/.installed ## Biome, buf lint, buf breaking against main, stale gen/ check, tsc
+lint: node_modules/.installed ## Biome, buf lint, buf breaking against main, stale gen/ check, tsc (services, dashboard, e2e tests)
 	$(BIN)/biome check .
 	$(BIN)/buf lint
 	# Breaking changes: the working tree against main, and the newest commit against the one before it
@@ -67,9 +89,11 @@ lint: node_modules/.installed ## Biome, buf lint, buf breaking against main, sta
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/buf generate -o .tmp/gen-check
 	diff -r .tmp/gen-check/gen gen || { echo "gen/ is stale: run 'make generate' and commit it" >&2; exit 1; }
 	$(BIN)/tsc -p tsconfig.json
+	$(BIN)/tsc -p web/tsconfig.json
+	$(BIN)/tsc -p test/e2e/tsconfig.json
 
 .PHONY: test
-test: install lint build ccache ## Lint, then every test (unit and integration against real tmux and servers), then compat
+test: install browser-deps lint build ccache ## Lint, then every test (unit, integration against real tmux and servers, the dashboard in chromium), then compat
 	$(BIN)/vitest run --exclude '$(COMPAT_DIR)/**'
 	if $(MAKE) --no-print-directory $(COMPAT_DIR)/node_modules/.installed; then
 		$(MAKE) --no-print-directory compat
@@ -113,11 +137,11 @@ fuzz: install ## Fuzz every parser fed from outside (FUZZ_RUNS cases per target;
 	STARAGENT_FUZZ_SEED="$$seed" STARAGENT_FUZZ_RUNS="$(FUZZ_RUNS)" $(BIN)/vitest run test/fuzz --testTimeout=0
 
 .PHONY: bench
-bench: install build ## Run the benchmarks and print the figures recorded in docs/benchmarks.md
+bench: install browser-deps build ## Run the benchmarks and print the figures recorded in docs/benchmarks.md
 	node --import tsx bench/run.ts
 
 .PHONY: load
-load: install ## Load test (not part of test): 3 Nodes x 300 sessions, 20 viewers, chat, watches; fails on lost input, errors or leaks
+load: install build ## Load test (not part of test): 3 Nodes x 300 sessions, 20 viewers, chat, watches; fails on lost input, errors or leaks
 	node --import tsx bench/load.ts
 
 .PHONY: run
@@ -125,7 +149,7 @@ run: install build ## Start the Hub on HOST:PORT (default 127.0.0.1:8080) and pr
 	node dist/staragent.js hub --host $(HOST) --port $(PORT)
 
 .PHONY: dev
-dev: install ## Like run, but from the TypeScript sources (tsx), restarting the Hub when a file changes
+dev: install web/dist/index.html ## Like run, but from the TypeScript sources (tsx), restarting the Hub when a file changes
 	$(BIN)/tsx watch services/cli/bin/staragent.ts hub --host $(HOST) --port $(PORT)
 
 # One tarball a worker machine installs with `npm install -g ./staragent-<version>.tgz`. npm pack runs

@@ -1,11 +1,10 @@
 import { createHmac } from "node:crypto";
-import { readFile, stat } from "node:fs/promises";
-import { extname, join, normalize, sep } from "node:path";
 import type { FailureSlowdown } from "../common/failure-slowdown.js";
 import type { Logger } from "../common/log.js";
 import type { OwnOrigins } from "../common/own-origins.js";
 import type { FallbackHandler } from "../common/server.js";
 import { secretsEqual } from "../common/tokens.js";
+import { createStaticSite } from "./static-site.js";
 
 /** Name of the browser login cookie. */
 export const SESSION_COOKIE = "staragent_session";
@@ -13,18 +12,6 @@ export const SESSION_COOKIE = "staragent_session";
 const SESSION_LIFETIME_MS = 30 * 24 * 3600 * 1000;
 /** Largest login form accepted. */
 const MAX_LOGIN_BODY_BYTES = 4096;
-
-const CONTENT_TYPES: Record<string, string> = {
-  ".html": "text/html; charset=utf-8",
-  ".js": "text/javascript; charset=utf-8",
-  ".css": "text/css; charset=utf-8",
-  ".svg": "image/svg+xml",
-  ".png": "image/png",
-  ".ico": "image/x-icon",
-  ".json": "application/json",
-  ".woff2": "font/woff2",
-  ".map": "application/json",
-};
 
 const SECURITY_HEADERS = {
   "x-content-type-options": "nosniff",
@@ -98,6 +85,7 @@ const OWN_FETCH_SITES = new Set(["same-origin", "none"]);
  * shared slowdown says; the right token never waits.
  */
 export function createWebHandler(options: WebOptions): FallbackHandler {
+  const site = createStaticSite(options.distDir);
   return (req, res) => {
     const send = (status: number, body: string | Buffer, headers: Record<string, string> = {}) => {
       res.writeHead(status, { ...SECURITY_HEADERS, "cache-control": "no-store", ...headers });
@@ -126,7 +114,13 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
         });
       }
       if (url.pathname === "/login" && method === "POST") return login();
-      if (url.pathname === "/login") return send(200, LOGIN_PAGE, { "content-type": "text/html; charset=utf-8" });
+      if (url.pathname === "/login") {
+        // The built dashboard has its own login view; the page below serves until it is built.
+        if (method === "GET" || method === "HEAD") {
+          if (await site.serve(req, res, "/login")) return;
+        }
+        return send(200, LOGIN_PAGE, { "content-type": "text/html; charset=utf-8" });
+      }
       if (url.pathname === "/login.js")
         return send(200, LOGIN_SCRIPT, { "content-type": "text/javascript; charset=utf-8" });
       if (url.pathname === "/logout" && method === "POST") {
@@ -180,41 +174,17 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
     async function serveStatic(pathname: string) {
       const loggedIn = options.sessions.verify(headerText(req.headers.cookie)) !== undefined;
       if (!loggedIn && (pathname === "/" || pathname === "/index.html")) return send(303, "", { location: "/login" });
-      const file = await resolveStatic(options.distDir, pathname);
-      if (!file) {
+      if (await site.serve(req, res, pathname)) return;
+      if (!(await site.available())) {
         if (pathname === "/" || pathname === "/index.html") {
           return send(200, PLACEHOLDER_PAGE, { "content-type": "text/html; charset=utf-8" });
         }
         if (pathname === "/placeholder.js")
           return send(200, PLACEHOLDER_SCRIPT, { "content-type": "text/javascript; charset=utf-8" });
-        return send(404, "not found\n", { "content-type": "text/plain" });
       }
-      const type = CONTENT_TYPES[extname(file)] ?? "application/octet-stream";
-      const immutable = pathname.startsWith("/assets/");
-      res.writeHead(200, {
-        ...SECURITY_HEADERS,
-        "content-type": type,
-        "cache-control": immutable ? "public, max-age=31536000, immutable" : "no-cache",
-      });
-      res.end(method === "HEAD" ? "" : await readFile(file));
+      return send(404, "not found\n", { "content-type": "text/plain" });
     }
   };
-}
-
-/** The file under `root` for a URL path, or undefined (never a path outside `root`). */
-async function resolveStatic(root: string, pathname: string): Promise<string | undefined> {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(pathname);
-  } catch {
-    return undefined;
-  }
-  if (decoded.includes("\0")) return undefined;
-  const relative = normalize(decoded === "/" ? "/index.html" : decoded).replace(/^(\.\.[/\\])+/, "");
-  const file = join(root, relative);
-  if (!file.startsWith(root + sep) && file !== root) return undefined;
-  const info = await stat(file).catch(() => undefined);
-  return info?.isFile() ? file : undefined;
 }
 
 function headerText(value: string | string[] | undefined): string {

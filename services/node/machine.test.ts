@@ -54,6 +54,45 @@ describe("Machine over a private tmux server", () => {
     }
   });
 
+  it("returns a session it just created even while a read that predates it is in flight", async () => {
+    await tmux.run("new-session", "-d", "-s", "base", "sleep 600");
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let blocked = false;
+    // The first read stops in the inspector (after listing tmux) until the new session is created.
+    const gated: SessionInspector = {
+      inspect: async () => {
+        if (!blocked) {
+          blocked = true;
+          await gate;
+        }
+        return new Map();
+      },
+    };
+    // The gate opens when createSession logs its success, just before it reads the sessions again.
+    const log = createLogger("test", "info", (line) => {
+      if (line.includes("session created")) release();
+    });
+    const raced = new Machine({
+      nodeName: "m1",
+      tmux: tmux.client,
+      state: openStateFiles(home, log),
+      inspector: gated,
+      log,
+    });
+    try {
+      const stale = raced.listSessions();
+      await waitFor(() => blocked, "the first read to reach the inspector");
+      const created = await raced.createSession({ sessionId: "fresh", cwd, command: ["sleep", "600"] });
+      expect(created.tmuxSession).toBe("fresh");
+      expect((await stale).map((s) => s.tmuxSession)).toEqual(["base"]);
+    } finally {
+      await raced.close();
+    }
+  });
+
   it("lists nothing when no tmux server runs", async () => {
     expect(await machine.listSessions()).toEqual([]);
   });

@@ -137,7 +137,7 @@ export class Machine {
     }
     this.options.log.info("session created", { session: input.sessionId });
     this.wake();
-    const session = (await this.refresh()).get(input.sessionId);
+    const session = (await this.freshRefresh()).get(input.sessionId);
     if (!session) {
       throw new ConnectError(
         `the command of ${input.sessionId} exited at once, so the session ended: check the command and cwd`,
@@ -221,7 +221,9 @@ export class Machine {
     this.adoptedCache = undefined;
     this.options.log.info("session adopted", { session: tmuxName });
     this.wake();
-    return this.getSession(tmuxName);
+    const adopted = (await this.freshRefresh()).get(tmuxName);
+    if (!adopted) throw notFound(this.options.nodeName, tmuxName);
+    return adopted;
   }
 
   /**
@@ -301,6 +303,15 @@ export class Machine {
       this.refreshing = undefined;
     });
     return this.refreshing;
+  }
+
+  /**
+   * A read that starts after this call. A read already in flight may have listed tmux before a change
+   * the caller just made (a session it created would look gone), so it is waited for, then read again.
+   */
+  private async freshRefresh(): Promise<Map<string, Session>> {
+    if (this.refreshing) await this.refreshing.catch(() => undefined);
+    return this.refresh();
   }
 
   private async readModel(): Promise<Map<string, Session>> {

@@ -145,7 +145,10 @@ export class NodeTerminalService implements ServiceImpl<typeof TerminalStream> {
     const size = validateSize(req.cols, req.rows, prefix);
     const lines = validateHistoryLines(req.historyLines);
     const owner = ctx.values.get(principalKey).id;
-    const history = await captureHistory(this.options.tmux, session, lines).catch(() => Buffer.alloc(0));
+    const captured = await captureHistory(this.options.tmux, session, lines).catch(() => ({
+      history: Buffer.alloc(0),
+      screenLines: 0,
+    }));
     if (ctx.signal.aborted) throw callerGone(ctx.signal);
     const { attachment, outcome } = await this.options.manager.attach(session, owner, {
       size,
@@ -159,7 +162,8 @@ export class NodeTerminalService implements ServiceImpl<typeof TerminalStream> {
         value: {
           attachmentId: attachment.id,
           windowSize: outcome.windowSize,
-          history,
+          history: captured.history,
+          historyScreenLines: captured.screenLines,
           sizeOwner: outcome.sizeOwner,
           otherClients: outcome.otherClients,
         },

@@ -109,6 +109,9 @@ describe("TerminalStream on a Node", () => {
     const name = await newSession("order");
     const viewer = await attach({ name });
     expect(viewer.attached.history.byteLength).toBeGreaterThan(0);
+    // The session's window (its one pane) is 24 rows: the screen part of the history.
+    expect(viewer.attached.historyScreenLines).toBe(24);
+    expect(Buffer.from(viewer.attached.history).toString().split("\r\n").length - 1).toBeGreaterThanOrEqual(24);
     const text = "echo ordered-0123456789abcdefghijklmnopqrstuvwxyz\r";
     const chars = [...text];
     // Every call in flight at once, issued in a shuffled order, so they reach the Node out of order.

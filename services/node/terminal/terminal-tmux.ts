@@ -101,13 +101,43 @@ function statusLines(value: string): number {
   return Number.isInteger(n) && n > 1 ? n : 1;
 }
 
+/** A pane's captured history: its text, and how many of its last lines were the visible screen. */
+export interface CapturedHistory {
+  readonly history: Buffer;
+  readonly screenLines: number;
+}
+
 /**
  * The pane's recent history and screen with escape sequences, bounded to `lines` lines of history
- * (an unbounded capture blocks the whole tmux server), with CRLF line ends for a terminal.
+ * (an unbounded capture blocks the whole tmux server), with CRLF line ends for a terminal, and the
+ * pane's height, read in the same tmux invocation so the two agree.
  */
-export async function captureHistory(tmux: TmuxClient, session: string, lines: number): Promise<Buffer> {
-  const out = await tmux.run(["capture-pane", "-p", "-e", "-S", `-${lines}`, "-t", windowTarget(session)]);
-  return Buffer.from(out.replace(/\n/g, "\r\n"), "utf8");
+export async function captureHistory(tmux: TmuxClient, session: string, lines: number): Promise<CapturedHistory> {
+  const target = windowTarget(session);
+  const out = await tmux.run([
+    "capture-pane",
+    "-p",
+    "-e",
+    "-S",
+    `-${lines}`,
+    "-t",
+    target,
+    ";",
+    "display-message",
+    "-p",
+    "-t",
+    target,
+    "#{pane_height}",
+  ]);
+  const body = out.endsWith("\n") ? out.slice(0, -1) : out;
+  const cut = body.lastIndexOf("\n");
+  const height = Number(body.slice(cut + 1));
+  const text = cut < 0 ? "" : body.slice(0, cut + 1);
+  const captured = text === "" ? 0 : text.split("\n").length - 1;
+  return {
+    history: Buffer.from(text.replace(/\n/g, "\r\n"), "utf8"),
+    screenLines: Number.isInteger(height) && height > 0 ? Math.min(height, captured) : 0,
+  };
 }
 
 /** Sets whether a client counts for its window's size (`refresh-client -f [!]ignore-size`). */

@@ -1,0 +1,198 @@
+import { consume } from "@lit/context";
+import { html, nothing, type PropertyValues } from "lit";
+import { property, state } from "lit/decorators.js";
+import { repeat } from "lit/directives/repeat.js";
+import { type ChatMessage, ChatRole, type Session, SessionType } from "../../../../gen/staragent/v1/session_pb.js";
+import { describeError, isCancelled } from "../../api/errors.js";
+import { type AppServices, appContext } from "../../state/app-context.js";
+import { cliName } from "../../state/session-labels.js";
+import { linkify } from "../../util/linkify.js";
+import { LightElement } from "../base/light-element.js";
+
+/** Lines of tmux history the chat is parsed from. */
+const CHAT_HISTORY_LINES = 3_000;
+/** Distance from the bottom (px) within which the view keeps following new messages. */
+const FOLLOW_SLACK_PX = 48;
+/** Tool output longer than this many lines starts folded. */
+const FOLD_TOOL_LINES = 12;
+
+/** Why chat is off for system sessions, shown instead of the conversation and in the composer. */
+export const SYSTEM_CHAT_REASON =
+  "Chat is off for system sessions: they run StarAgent's own services (the Hub, a Node, tailscaled), not an agent. Use the Terminal tab.";
+
+/**
+ * A session's conversation as messages (the person, the agent, tools with their command or file, and
+ * notices), derived by the Hub from the session's screen. It follows the session: when the session's
+ * `chat_revision` changes (pushed by WatchSessions) only what changed is fetched, with the chat cursor.
+ * The view keeps to the bottom unless the person scrolled up. All text is shown as text.
+ */
+export class SaChatView extends LightElement {
+  /** The session (from the store; updated as it changes). */
+  @property({ attribute: false }) session: Session | undefined;
+  /** Whether the chat tab is shown. */
+  @property({ attribute: false }) active = true;
+
+  @consume({ context: appContext }) private app?: AppServices;
+  @state() private messages: ChatMessage[] = [];
+  @state() private loaded = false;
+  @state() private error = "";
+  @state() private unseenBelow = false;
+  private cursor = "";
+  /** The session's chat_revision when the newest fetch started: a different one means fetch again. */
+  private requestedRevision: string | undefined;
+  private fetching = false;
+  private wantAgain = false;
+  private following = true;
+  private abort: AbortController | undefined;
+
+  private get isSystem(): boolean {
+    return this.session?.type === SessionType.SYSTEM;
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.abort?.abort();
+  }
+
+  protected override willUpdate(changed: PropertyValues): void {
+    const s = this.session;
+    if (!s || this.isSystem) return;
+    if (changed.has("session") && s.chatRevision !== this.requestedRevision) void this.refresh();
+  }
+
+  protected override updated(changed: PropertyValues): void {
+    if (changed.has("messages") || (changed.has("active") && this.active)) {
+      const list = this.querySelector<HTMLElement>(".chat-log");
+      if (list && this.following) list.scrollTop = list.scrollHeight;
+    }
+  }
+
+  protected override render() {
+    const s = this.session;
+    if (!s) return nothing;
+    if (this.isSystem) {
+      return html`<div class="chat-log"><div class="empty-state chat-off"><p>${SYSTEM_CHAT_REASON}</p></div></div>
+        <sa-chat-composer .sessionName=${s.name} .disabledReason=${SYSTEM_CHAT_REASON}></sa-chat-composer>`;
+    }
+    return html`<div class="chat-log" role="log" aria-label="Conversation with ${s.tmuxSession}" @scroll=${this.onScroll}>
+        ${this.error ? html`<p class="chat-error" role="alert">${this.error} <button @click=${() => this.refresh(true)}>Try again</button></p>` : nothing}
+        ${
+          !this.loaded && !this.error
+            ? html`<p class="empty-state" role="status">Reading the conversation…</p>`
+            : this.loaded && this.messages.length === 0
+              ? html`<div class="empty-state">
+                  <h2>No messages yet</h2>
+                  <p>Write to ${cliName(s.cli)} below: it is typed into the session as one message.</p>
+                </div>`
+              : nothing
+        }
+        ${repeat(
+          this.messages,
+          (m) => m.id,
+          (m) => this.renderMessage(m, s),
+        )}
+      </div>
+      ${
+        this.unseenBelow
+          ? html`<button class="new-below" @click=${() => this.scrollToEnd()}>New messages <span aria-hidden="true">↓</span></button>`
+          : nothing
+      }
+      <sa-chat-composer .sessionName=${s.name} .disabledReason=${""}></sa-chat-composer>`;
+  }
+
+  private renderMessage(m: ChatMessage, s: Session) {
+    switch (m.role) {
+      case ChatRole.USER:
+        return html`<article class="msg msg-user" aria-label="You">
+          <div class="msg-role">You</div>
+          <div class="msg-text">${linkify(m.text)}</div>
+        </article>`;
+      case ChatRole.ASSISTANT:
+        return html`<article class="msg msg-assistant" aria-label=${cliName(s.cli)}>
+          <div class="msg-role">${cliName(s.cli)}</div>
+          <div class="msg-text">${linkify(m.text)}</div>
+        </article>`;
+      case ChatRole.TOOL: {
+        const lines = m.text.split("\n").length;
+        const head = html`<span class="tool-name">${m.toolName || "Tool"}</span>${
+          m.toolTarget ? html` <code class="tool-target">${m.toolTarget}</code>` : nothing
+        }`;
+        return html`<article class="msg msg-tool" aria-label="Tool ${m.toolName}">
+          ${
+            m.text.trim() === ""
+              ? html`<div class="tool-head">${head}</div>`
+              : html`<details ?open=${lines <= FOLD_TOOL_LINES}>
+                  <summary class="tool-head">${head}${lines > FOLD_TOOL_LINES ? html` <span class="muted">(${lines} lines)</span>` : nothing}</summary>
+                  <pre class="tool-output">${m.text}</pre>
+                </details>`
+          }
+        </article>`;
+      }
+      default:
+        return html`<article class="msg msg-system" aria-label="Notice"><div class="msg-text">${linkify(m.text)}</div></article>`;
+    }
+  }
+
+  /** Fetches what changed since the cursor (everything when `full`), one call at a time. */
+  private async refresh(full = false): Promise<void> {
+    const s = this.session;
+    const app = this.app;
+    if (!s || !app || this.isSystem) return;
+    if (this.fetching) {
+      this.wantAgain = true;
+      return;
+    }
+    this.fetching = true;
+    this.requestedRevision = s.chatRevision;
+    this.abort = new AbortController();
+    try {
+      const res = await app.hub.sessions.getChat(
+        { name: s.name, cursor: full ? "" : this.cursor, historyLines: CHAT_HISTORY_LINES },
+        { signal: this.abort.signal },
+      );
+      const list = this.querySelector<HTMLElement>(".chat-log");
+      this.following = !list || list.scrollHeight - list.scrollTop - list.clientHeight <= FOLLOW_SLACK_PX;
+      if (res.reset || full || this.cursor === "") {
+        this.messages = res.messages;
+      } else if (res.messages.length > 0) {
+        const firstId = res.messages[0]?.id;
+        const at = this.messages.findIndex((m) => m.id === firstId);
+        this.messages = [...(at >= 0 ? this.messages.slice(0, at) : this.messages), ...res.messages];
+      }
+      if (res.messages.length > 0 && !this.following) this.unseenBelow = true;
+      this.cursor = res.nextCursor;
+      this.loaded = true;
+      this.error = "";
+    } catch (err) {
+      if (!isCancelled(err)) {
+        this.error = `The conversation could not be read: ${describeError(err)}`;
+        this.requestedRevision = undefined;
+      }
+    } finally {
+      this.fetching = false;
+    }
+    if (this.wantAgain) {
+      this.wantAgain = false;
+      void this.refresh();
+    }
+  }
+
+  private readonly onScroll = (e: Event) => {
+    const el = e.currentTarget as HTMLElement;
+    this.following = el.scrollHeight - el.scrollTop - el.clientHeight <= FOLLOW_SLACK_PX;
+    if (this.following && this.unseenBelow) this.unseenBelow = false;
+  };
+
+  private scrollToEnd(): void {
+    const list = this.querySelector<HTMLElement>(".chat-log");
+    if (list) list.scrollTop = list.scrollHeight;
+    this.following = true;
+    this.unseenBelow = false;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "sa-chat-view": SaChatView;
+  }
+}

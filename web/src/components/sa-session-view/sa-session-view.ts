@@ -1,0 +1,200 @@
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { consume } from "@lit/context";
+import { html, nothing, type PropertyValues } from "lit";
+import { property, state } from "lit/decorators.js";
+import { keyed } from "lit/directives/keyed.js";
+import {
+  type Session,
+  SessionOrigin,
+  SessionStatus,
+  SessionType,
+  StatusReason,
+} from "../../../../gen/staragent/v1/session_pb.js";
+import { describeError } from "../../api/errors.js";
+import { type AppServices, appContext } from "../../state/app-context.js";
+import { pageIsVisible } from "../../state/attention.js";
+import { type SessionTab, sessionName, sessionPath } from "../../state/routes.js";
+import { cliName, originText, reasonText, relativeTime, statusLook, stopPolicy } from "../../state/session-labels.js";
+import { StoreController } from "../../state/store-controller.js";
+import { emit, LightElement } from "../base/light-element.js";
+
+/**
+ * One session: its status and what it waits for, its live terminal and its chat (tabs), and Stop when
+ * allowed. Opening a session whose finished turn is unseen marks it seen, but only while the page is
+ * visible, so a background tab never clears a review nobody looked at. The terminal stays attached
+ * while the chat tab is shown, so switching tabs loses nothing.
+ */
+export class SaSessionView extends LightElement {
+  /** The node id. */
+  @property({ attribute: false }) node = "";
+  /** The tmux session name. */
+  @property({ attribute: false }) sessionId = "";
+  /** The tab shown. */
+  @property({ attribute: false }) tab: SessionTab = "terminal";
+
+  @consume({ context: appContext }) private app?: AppServices;
+  @state() private terminalCode: "missing" | "loading" | "ready" | "failed" = "missing";
+  private mounted = new Set<SessionTab>();
+  private mountedFor = "";
+  private markedCompletion = "";
+  private readonly onVisibility = () => this.maybeMarkSeen();
+
+  constructor() {
+    super();
+    new StoreController(this, () => (this.app ? [this.app.sessions] : []));
+  }
+
+  private get name(): string {
+    return sessionName(this.node, this.sessionId);
+  }
+
+  private get session(): Session | undefined {
+    return this.app?.sessions.get(this.name);
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    document.addEventListener("visibilitychange", this.onVisibility);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    document.removeEventListener("visibilitychange", this.onVisibility);
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (this.mountedFor !== this.name) {
+      this.mountedFor = this.name;
+      this.mounted = new Set();
+    }
+    this.mounted.add(this.tab);
+    if (this.tab === "terminal" && this.terminalCode === "missing") void this.loadTerminal();
+    if (changed.has("tab") || changed.has("sessionId")) {
+      // Keep focus where the person works: the terminal or the composer.
+      void this.updateComplete.then(() => this.focusTab());
+    }
+  }
+
+  protected override updated(): void {
+    this.maybeMarkSeen();
+  }
+
+  protected override render() {
+    const s = this.session;
+    const loaded = this.app?.sessions.loaded ?? false;
+    if (!s) {
+      return html`<div class="session-header">${this.backLink()}</div>
+        <div class="empty-state">
+          ${
+            loaded
+              ? html`<h2>This session does not exist</h2>
+                  <p><code>${this.sessionId}</code> is not a tmux session on node <code>${this.node}</code> (any more).</p>
+                  <p><a href="/" data-route>Back to all sessions</a></p>`
+              : html`<p role="status">Loading…</p>`
+          }
+        </div>`;
+    }
+    const look = statusLook(s.status);
+    const stop = stopPolicy(s);
+    const time = s.lastActivityTime ? timestampDate(s.lastActivityTime) : undefined;
+    return html`
+      <div class="session-header">
+        ${this.backLink()}
+        <div class="session-title">
+          <h1><span class="visually-hidden">Session </span>${s.tmuxSession}</h1>
+          <span class="status tone-${look.tone}" aria-live="polite"><span class="glyph" aria-hidden="true">${look.glyph}</span>${look.word}</span>
+        </div>
+        <p class="session-reason ${s.status === SessionStatus.REVIEW ? "reason-review" : "muted"}">${reasonText(s)}</p>
+        <p class="session-meta muted">
+          <span>${cliName(s.cli)}</span><span aria-hidden="true"> · </span><span>node ${s.node}</span
+          ><span aria-hidden="true"> · </span><span class="mono session-cwd">${s.cwd}</span>
+          ${time ? html`<span aria-hidden="true"> · </span><span>active ${relativeTime(time)}</span>` : nothing}
+          ${s.origin !== SessionOrigin.CREATED ? html`<span class="tag">${originText(s.origin)}</span>` : nothing}
+          ${s.nodeUnreachable ? html`<span class="tag tag-offline">node unreachable</span>` : nothing}
+        </p>
+        <div class="session-bar">
+          <nav class="tabs" aria-label="Session views">
+            <a href=${sessionPath(s.node, s.tmuxSession)} data-route aria-current=${this.tab === "terminal" ? "page" : "false"}>Terminal</a>
+            <a href=${sessionPath(s.node, s.tmuxSession, "chat")} data-route aria-current=${this.tab === "chat" ? "page" : "false"}>Chat</a>
+          </nav>
+          <span class="spacer"></span>
+          ${
+            stop === "never"
+              ? nothing
+              : html`<button class="stop-button" @click=${() => emit(this, "sa-stop-session", s)}>Stop…</button>`
+          }
+        </div>
+      </div>
+      <div class="session-body">
+        <div class="tab-panel" ?hidden=${this.tab !== "terminal"}>
+          ${this.mounted.has("terminal") ? this.renderTerminal(s) : nothing}
+        </div>
+        <div class="tab-panel" ?hidden=${this.tab !== "chat"}>
+          ${this.mounted.has("chat") ? keyed(s.name, html`<sa-chat-view .session=${s} .active=${this.tab === "chat"}></sa-chat-view>`) : nothing}
+        </div>
+      </div>
+    `;
+  }
+
+  private renderTerminal(s: Session) {
+    if (this.terminalCode === "failed") {
+      return html`<div class="empty-state">
+        <p>The terminal could not be loaded. Reload the page to try again.</p>
+      </div>`;
+    }
+    if (this.terminalCode !== "ready")
+      return html`<div class="empty-state" role="status"><p>Opening the terminal…</p></div>`;
+    return keyed(
+      s.name,
+      html`<sa-terminal .sessionName=${s.name} .system=${s.type === SessionType.SYSTEM} .active=${this.tab === "terminal"}></sa-terminal>`,
+    );
+  }
+
+  private backLink() {
+    return html`<a class="back-link" href="/" data-route><span aria-hidden="true">←</span> All sessions</a>`;
+  }
+
+  private async loadTerminal(): Promise<void> {
+    this.terminalCode = "loading";
+    try {
+      await import("../sa-terminal/define.js");
+      this.terminalCode = "ready";
+    } catch {
+      this.terminalCode = "failed";
+    }
+  }
+
+  private focusTab(): void {
+    if (this.tab === "terminal") {
+      (this.querySelector("sa-terminal") as (HTMLElement & { focusTerminal(): void }) | null)?.focusTerminal?.();
+    } else {
+      this.querySelector<HTMLTextAreaElement>("sa-chat-composer textarea")?.focus({ preventScroll: true });
+    }
+  }
+
+  /** Marks the newest finished turn seen while the page is visible (once per turn). */
+  private maybeMarkSeen(): void {
+    const s = this.session;
+    const app = this.app;
+    if (!s || !app || s.nodeUnreachable) return;
+    if (s.status !== SessionStatus.REVIEW || s.statusReason !== StatusReason.UNSEEN_COMPLETION || !s.completionId)
+      return;
+    if (!pageIsVisible()) return;
+    const key = `${s.name}|${s.completionId}`;
+    if (this.markedCompletion === key) return;
+    this.markedCompletion = key;
+    app.hub.sessions.markSessionSeen({ name: s.name, completionId: s.completionId }).catch((err: unknown) => {
+      // A newer turn finished meanwhile (the page was stale): the next update marks that one.
+      if (err instanceof ConnectError && err.code === Code.FailedPrecondition) return;
+      this.markedCompletion = "";
+      app.toast(`Could not mark ${s.tmuxSession} as seen: ${describeError(err)}`, "error");
+    });
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    "sa-session-view": SaSessionView;
+  }
+}
