@@ -145,10 +145,14 @@ export class NodeTerminalService implements ServiceImpl<typeof TerminalStream> {
     const size = validateSize(req.cols, req.rows, prefix);
     const lines = validateHistoryLines(req.historyLines);
     const owner = ctx.values.get(principalKey).id;
-    const captured = await captureHistory(this.options.tmux, session, lines).catch(() => ({
-      history: Buffer.alloc(0),
-      screenLines: 0,
-    }));
+    // A viewer without history still gets the live screen; a failed capture is logged, not fatal.
+    const captured = await captureHistory(this.options.tmux, session, lines).catch((err: unknown) => {
+      this.options.log.warn("could not capture a session's history for a viewer", {
+        session,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return { history: Buffer.alloc(0), screenLines: 0 };
+    });
     if (ctx.signal.aborted) throw callerGone(ctx.signal);
     const { attachment, outcome } = await this.options.manager.attach(session, owner, {
       size,

@@ -122,7 +122,7 @@ export async function captureHistory(tmux: TmuxClient, session: string, lines: n
     `-${lines}`,
     "-t",
     target,
-    ";",
+    NEXT_COMMAND,
     "display-message",
     "-p",
     "-t",
