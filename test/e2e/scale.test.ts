@@ -36,9 +36,13 @@ describe("the session list with 300 sessions", () => {
       pages.push(v);
       await f.login(v.page);
       const list = v.page.locator("sa-session-list .vlist-inner");
+      let label: string | null = null;
       await waitFor(
-        async () => (await list.getAttribute("aria-label")) === `Sessions, ${SESSION_COUNT} shown`,
-        "all sessions in the list",
+        async () => {
+          label = await list.getAttribute("aria-label");
+          return label === `Sessions, ${SESSION_COUNT} shown`;
+        },
+        () => `all sessions in the list (it says ${JSON.stringify(label)})`,
         60_000,
       );
       const rows = () => v.page.locator("sa-session-list .vrow").count();

@@ -1,14 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { TmuxClient } from "../../services/node/tmux/client.js";
+import { type TmuxArgument, TmuxClient } from "../../services/node/tmux/client.js";
 
 /** A private tmux server for one test: its own `-L` socket, killed (only it) by `close`. */
 export interface TestTmux {
   readonly socketName: string;
   readonly client: TmuxClient;
-  /** Runs a tmux command on the private server. */
-  run(...args: string[]): Promise<string>;
+  /** Runs a tmux command on the private server (NEXT_COMMAND between commands run in one invocation). */
+  run(...args: TmuxArgument[]): Promise<string>;
   /** Kills this test's server (never the user's default one) and removes its socket file. */
   close(): Promise<void>;
 }

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { Client } from "@connectrpc/connect";
 import type { Browser, Page } from "playwright-core";
 import { SessionService } from "../../../gen/staragent/v1/session_service_pb.js";
+import { NEXT_COMMAND, type TmuxArgument } from "../../../services/node/tmux/client.js";
 import { grpcClient, testToken } from "../../foundation/hub-fixture.js";
 import { REPO_ROOT, type ServerProcess, startServerProcess } from "../../support/servers.js";
 import { createTestTmux, type TestTmux } from "../../support/tmux.js";
@@ -166,10 +167,10 @@ export async function paneText(
 }
 
 /** The tmux arguments that create `count` idle sessions in one tmux invocation. */
-export function manySessions(count: number): string[] {
-  const args: string[] = [];
+export function manySessions(count: number): TmuxArgument[] {
+  const args: TmuxArgument[] = [];
   for (let i = 1; i <= count; i++) {
-    if (i > 1) args.push(";");
+    if (i > 1) args.push(NEXT_COMMAND);
     args.push("new-session", "-d", "-s", `bulk-${String(i).padStart(3, "0")}`, "sleep 3600");
   }
   return args;
