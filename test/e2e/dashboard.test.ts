@@ -345,7 +345,7 @@ describe("the dashboard against a real Hub", () => {
         await p.locator("sa-node-list .node-card").first().waitFor();
         findings.nodes = await axeViolations(p);
         await p.goto(f.hub.url);
-        await p.locator("sa-session-list").waitFor();
+        await p.locator("sa-session-list .row-session").first().waitFor();
         await saveScreenshot(p, `desktop-${colorScheme}-sessions`);
         await p.click("button:has-text('New session')");
         await p.locator("sa-create-dialog dialog[open]").waitFor();
