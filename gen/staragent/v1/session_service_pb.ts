@@ -491,15 +491,17 @@ export type GetChatResponse = Message<"staragent.v1.GetChatResponse"> & {
 
   /**
    * True when the native log holds messages older than `messages[0]`: pass
-   * `older_page_token` as `before` to read them. Always false for chats
-   * without a native log.
+   * `older_page_token` as `before` to read them. Set in answers that start a
+   * copy (`reset`) and in answers to `before`; false in other answers to a
+   * cursor (keep the token you have) and for chats without a native log.
    *
    * @generated from field: bool has_more = 6;
    */
   hasMore: boolean;
 
   /**
-   * Token for the page before `messages[0]` (set when `has_more`).
+   * Token for the page before `messages[0]` (set when `has_more`). A token
+   * stays valid while the session writes the same log.
    *
    * @generated from field: string older_page_token = 7;
    */

@@ -38,15 +38,22 @@ export function stripAnsi(text: string): string {
   return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[@-Z\\-_]/g, "");
 }
 
+/** The bytes before a record's `type` value. */
+const TYPE_KEY = Buffer.from('"type":"');
+/** Longest `type` value looked at: record types are short words. */
+const MAX_TYPE_CHARS = 64;
+
 /**
- * The value of the first `"type":"…"` in a JSONL line without parsing it: readers skip large records
- * whose type says they are not conversation (Claude Code's request dumps, attachments). JSON strings
- * escape their quotes, so the pattern only ever matches a real key.
+ * A `"type":"…"` value of a JSONL line without parsing it (the first, second or last one in the
+ * line): readers skip large records whose type says they are not conversation (request dumps,
+ * attachments, instructions) before paying for JSON.parse. JSON strings escape their quotes, so the
+ * pattern only ever matches a real key. "" when there is no such value.
  */
-export function firstTypeValue(line: Buffer): string {
-  const at = line.indexOf('"type":"');
+export function typeValue(line: Buffer, which: "first" | "second" | "last"): string {
+  let at = which === "last" ? line.lastIndexOf(TYPE_KEY) : line.indexOf(TYPE_KEY);
+  if (which === "second" && at >= 0) at = line.indexOf(TYPE_KEY, at + TYPE_KEY.length);
   if (at < 0) return "";
-  const from = at + 8;
+  const from = at + TYPE_KEY.length;
   const end = line.indexOf(0x22, from);
-  return end < 0 || end - from > 64 ? "" : line.toString("latin1", from, end);
+  return end < 0 || end - from > MAX_TYPE_CHARS ? "" : line.toString("latin1", from, end);
 }

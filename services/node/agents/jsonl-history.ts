@@ -27,6 +27,12 @@ const MAX_FORWARD_BYTES = 16 * 1024 * 1024;
  */
 const RESULT_LOOKAHEAD_BYTES = 4 * 1024 * 1024;
 /**
+ * Bytes read per step when walking a log backward for chat: a page of 50 messages in a real Claude
+ * Code transcript spans about 1 to 2 MB (attachments and request dumps between the messages), and
+ * each read is a round trip through libuv's thread pool, which costs more than copying the bytes.
+ */
+const HISTORY_BLOCK_BYTES = 1024 * 1024;
+/**
  * Backward walks (each up to MAX_BACKWARD_BYTES) one read may make: bounds the cost of a page in a
  * log whose records are mostly not conversation; the page then holds fewer messages and `hasMore`.
  */
@@ -215,7 +221,7 @@ export class JsonlHistory {
         const reached = since === undefined || offset * IDS_PER_RECORD <= since;
         return found.length >= count && reached;
       },
-      { maxBytes: MAX_BACKWARD_BYTES },
+      { blockBytes: HISTORY_BLOCK_BYTES, maxBytes: MAX_BACKWARD_BYTES },
     );
     found.reverse();
     for (const item of found) if (item.message.callId !== undefined) span.calls.set(item.message.callId, item);

@@ -14,7 +14,7 @@ import { MessageIds } from "./message-ids.js";
 
 const logged = (id: number, digest = `d${id}`): ChatEntry => ({ id, digest, logged: true });
 const screen = (id: number, digest = `s${id}`): ChatEntry => ({ id, digest, logged: false });
-const G = logGeneration("/log.jsonl\0123");
+const G = logGeneration("/log.jsonl:123");
 const copyOf = (chat: ChatEntry[]) => {
   const copy = decodeLogCursor(encodeLogCursor(G, chat));
   if (!copy) throw new Error("a log cursor must decode");
@@ -70,6 +70,6 @@ describe("cursors and page tokens", () => {
   it("page tokens carry the log's generation and where older messages end", () => {
     expect(decodePageToken(encodePageToken(G, 4096))).toEqual({ generation: G, before: 4096 });
     expect(decodePageToken(encodePageToken(G, null))).toEqual({ generation: G, before: undefined });
-    expect(logGeneration("/other.jsonl\0123")).not.toBe(G);
+    expect(logGeneration("/other.jsonl:123")).not.toBe(G);
   });
 });

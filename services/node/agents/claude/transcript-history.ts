@@ -1,13 +1,15 @@
 import { ChatRole, Cli } from "../../../../gen/staragent/v1/session_pb.js";
 import type { ChatHistoryReader, ChatLogRef, HistoryRequest, HistoryWindow } from "../chat-history.js";
-import { capText, firstTypeValue, shortResult, stripAnsi } from "../history-text.js";
+import { capText, shortResult, stripAnsi, typeValue } from "../history-text.js";
 import { JsonlHistory, type MappedMessage, type MappedResult, type RecordMapper } from "../jsonl-history.js";
 import type { JsonRecord } from "../log-follower.js";
 import { arrayField, objectField, objects, stringField } from "../record-fields.js";
 
 /**
  * Record types that are never conversation; some are large (request dumps, attachments), so a line
- * whose first `type` is one of them is skipped without parsing (FORMATS.md, docs/compat.md).
+ * whose top-level `type` is one of them is skipped without parsing (FORMATS.md, docs/compat.md).
+ * 2.1.332 writes that `type` first, or (attachments) right after the payload, before the envelope's
+ * plain fields: the first or the last `type` of the line.
  */
 const METADATA_TYPES: ReadonlySet<string> = new Set([
   "api-request",
@@ -71,7 +73,7 @@ const GENERIC_TARGET_FIELDS = ["command", "file_path", "path", "pattern", "url",
  * the compaction summary and metadata records are not the conversation.
  */
 export const claudeTranscriptMapper: RecordMapper = {
-  skipLine: (line) => METADATA_TYPES.has(firstTypeValue(line)),
+  skipLine: (line) => METADATA_TYPES.has(typeValue(line, "first")) || METADATA_TYPES.has(typeValue(line, "last")),
   messages(record) {
     if (record.isSidechain === true || record.isMeta === true) return [];
     const time = timeOf(record);

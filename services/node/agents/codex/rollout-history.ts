@@ -1,6 +1,6 @@
 import { ChatRole, Cli } from "../../../../gen/staragent/v1/session_pb.js";
 import type { ChatHistoryReader, ChatLogRef, HistoryRequest, HistoryWindow } from "../chat-history.js";
-import { capText, firstTypeValue, shortResult } from "../history-text.js";
+import { capText, shortResult, typeValue } from "../history-text.js";
 import { JsonlHistory, type MappedMessage, type MappedResult, type RecordMapper } from "../jsonl-history.js";
 import { type JsonRecord, parseRecord } from "../log-follower.js";
 import { arrayField, objectField, objects, stringField } from "../record-fields.js";
@@ -12,6 +12,10 @@ const METADATA_TYPES: ReadonlySet<string> = new Set([
   "world_state",
   "token_usage_record",
 ]);
+/** The `event_msg` payloads chat reads (the rest are lifecycle, token counts, settings). */
+const CHAT_EVENTS: ReadonlySet<string> = new Set(["turn_aborted", "error"]);
+/** `response_item` payloads that are never messages (encrypted reasoning can be large). */
+const SKIPPED_ITEMS: ReadonlySet<string> = new Set(["reasoning"]);
 /** Function calls that run a shell command, shown as tool `shell` (as Codex's screen says "Ran …"). */
 const SHELL_CALLS: ReadonlySet<string> = new Set(["exec_command", "shell", "shell_command", "container.exec"]);
 /** Texts Codex adds to the conversation as user messages itself (context, not prompts). */
@@ -35,7 +39,14 @@ const PATCH_FILE = /^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm;
  * interrupts and errors as system messages. Present from the legacy 0.60 rollouts to 0.171.
  */
 export const codexRolloutMapper: RecordMapper = {
-  skipLine: (line) => METADATA_TYPES.has(firstTypeValue(line)),
+  // Records are `{timestamp, ordinal?, type, payload: {type, …}}`: the first `type` is the record's,
+  // the second its payload's.
+  skipLine(line) {
+    const type = typeValue(line, "first");
+    if (METADATA_TYPES.has(type)) return true;
+    if (type === "event_msg") return !CHAT_EVENTS.has(typeValue(line, "second"));
+    return type === "response_item" && SKIPPED_ITEMS.has(typeValue(line, "second"));
+  },
   messages(record) {
     const payload = objectField(record, "payload");
     const time = timeOf(record);
