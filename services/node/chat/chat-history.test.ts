@@ -117,7 +117,9 @@ describe("chat history read from the native logs, through a real Hub process", (
       ["hx2", "second", "first"],
     ] as const) {
       const { newest, messages } = await wholeChat(session, SMALL_PAGE);
-      expect(newest.sourceDetail).toMatch(/^codex rollout rollout-.+\.jsonl \(its newest prompt is on this pane's screen\)/);
+      expect(newest.sourceDetail).toMatch(
+        /^codex rollout rollout-.+\.jsonl \(its newest prompt is on this pane's screen\)/,
+      );
       expect(texts(messages, ChatRole.USER)).toEqual([`${own} instance prompt 1`, `${own} instance prompt 2`]);
       expect(messages.some((m) => m.text.includes(other))).toBe(false);
     }
@@ -144,7 +146,9 @@ describe("chat history read from the native logs, through a real Hub process", (
   it("`staragent chat` prints the newest page, more pages with --pages, the whole history with --all", async () => {
     const newest = await runCli(["chat", "hc", "--page-size", "2"], f.cliEnv);
     expect(newest.code).toBe(0);
-    expect(newest.stdout).toBe("[user]\n  history turn after the cursor\n[assistant]\n  Done: history turn after the cursor\n");
+    expect(newest.stdout).toBe(
+      "[user]\n  history turn after the cursor\n[assistant]\n  Done: history turn after the cursor\n",
+    );
     expect(newest.stderr).toContain("(older messages not shown: --pages N or --all)");
     const two = await runCli(["chat", "hc", "--page-size", "2", "--pages", "2"], f.cliEnv);
     expect(two.stdout.match(/^\[user\]$/gm)).toHaveLength(2);

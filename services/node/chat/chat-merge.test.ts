@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ChatRole } from "../../../gen/staragent/v1/session_pb.js";
-import type { ParsedMessage } from "./chat-parser.js";
 import { liveTail, sameMessage } from "./chat-merge.js";
+import type { ParsedMessage } from "./chat-parser.js";
 
 const user = (text: string): ParsedMessage => ({ role: ChatRole.USER, text });
 const said = (text: string): ParsedMessage => ({ role: ChatRole.ASSISTANT, text });
@@ -20,7 +20,12 @@ const CASES: ReadonlyArray<readonly [string, ParsedMessage[], ParsedMessage[], P
   ["an empty screen adds nothing", [user("hi"), said("hello")], [], []],
   ["a log with no message yet: the screen is all there is", [], [user("hi"), said("hel")], [user("hi"), said("hel")]],
   ["an answer still streaming after a logged prompt", [user("say hi")], [user("say hi"), said("Hel")], [said("Hel")]],
-  ["the answer once logged is not repeated", [user("say hi"), said("Hello there")], [user("say hi"), said("Hello there")], []],
+  [
+    "the answer once logged is not repeated",
+    [user("say hi"), said("Hello there")],
+    [user("say hi"), said("Hello there")],
+    [],
+  ],
   [
     "markdown drawn by the TUI is the logged text",
     [user("q"), said("Here is a **short** answer.\n\n- first item\n- second `code`")],
@@ -45,7 +50,12 @@ const CASES: ReadonlyArray<readonly [string, ParsedMessage[], ParsedMessage[], P
     [user("second"), said("tw")],
     [user("second"), said("tw")],
   ],
-  ["nothing lines up and no new prompt: nothing is added", [user("first"), said("one")], [said("unrelated banner text")], []],
+  [
+    "nothing lines up and no new prompt: nothing is added",
+    [user("first"), said("one")],
+    [said("unrelated banner text")],
+    [],
+  ],
   [
     "a collapsed tool group stands for the logged calls",
     [user("write it"), tool("Bash", "echo x > f.txt", "(no output)")],
