@@ -28,7 +28,9 @@ afterAll(async () => {
 });
 
 for (const cli of ["claude", "codex", "opencode"] as const) {
-  for (const { dir, version, cases } of await historyCaseFolders(cli)) {
+  for (const { dir, version, cases } of await historyCaseFolders(
+    join(import.meta.dirname, cli, "fixtures/chat-history"),
+  )) {
     const jsonl = cases.filter((c) => cli !== "opencode" && c.records === undefined);
     describe(`${cli} ${version} chat history`, () => {
       it.each(jsonl.map((c) => [c.name, c] as const))(

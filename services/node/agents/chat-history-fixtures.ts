@@ -35,12 +35,14 @@ export interface PlainMergedMessage {
   readonly toolTarget?: string;
 }
 
-/** Every case folder of one CLI, with its cases. */
+/** Every case folder (one per version) under `root` (`agents/<cli>/fixtures/chat-history`), with its cases. */
 export async function historyCaseFolders(
-  cli: "claude" | "codex" | "opencode",
+  root: string,
 ): Promise<{ dir: string; version: string; cases: HistoryCase[] }[]> {
-  const root = join(import.meta.dirname, cli, "fixtures", "chat-history");
-  const versions = (await readdir(root)).sort();
+  const versions = (await readdir(root, { withFileTypes: true }))
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   return Promise.all(
     versions.map(async (version) => {
       const dir = join(root, version);
