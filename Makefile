@@ -77,10 +77,12 @@ build: node_modules/.installed web/dist/index.html ## Compile services/ and gen/
 lint: node_modules/.installed ## Biome, buf lint, buf breaking against main, stale gen/ check, tsc (services, dashboard, e2e tests)
 	$(BIN)/biome check .
 	$(BIN)/buf lint
-	# Breaking changes: the working tree against main, and the newest commit against the one before it
-	# (on main itself the first comparison sees only uncommitted changes).
-	if git rev-parse --verify --quiet main >/dev/null && git cat-file -e main:proto/staragent 2>/dev/null; then
-		$(BIN)/buf breaking --against '.git#branch=main'
+	# Breaking changes: the working tree against where it left main (the merge base, so a branch is not
+	# blamed for what main added since), and the newest commit against the one before it (on main itself
+	# the first comparison sees only uncommitted changes).
+	base="$$(git merge-base HEAD main 2>/dev/null || true)"
+	if [ -n "$$base" ] && git cat-file -e "$$base:proto/staragent" 2>/dev/null; then
+		$(BIN)/buf breaking --against ".git#ref=$$base"
 	fi
 	if git cat-file -e HEAD~1:proto/staragent 2>/dev/null; then
 		$(BIN)/buf breaking --against '.git#ref=HEAD~1'

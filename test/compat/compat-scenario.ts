@@ -44,6 +44,21 @@ const PAGE_SIZE = 100;
  */
 const WINDOW_COLS = "120";
 const WINDOW_ROWS = "50";
+/**
+ * The window of the chat-history steps: tmux's default size, where the TUIs' screens hold about one
+ * turn, so the first of three turns has scrolled away and only the native log still has it.
+ */
+const SMALL_COLS = "80";
+const SMALL_ROWS = "24";
+/** The chat-history steps run three turns per instance (six in the two-instance one): more time. */
+const HISTORY_STEP_TIMEOUT_MS = 2 * STEP_TIMEOUT_MS;
+/** Turns each instance runs in the chat-history steps. */
+const HISTORY_TURNS = 3;
+/** Messages per GetChat page in the chat-history steps (small, so the history is read page by page). */
+const HISTORY_PAGE_SIZE = 4;
+/** The mock's answer in the chat-history steps: several paragraphs, taller than the small window. */
+const historyReply = (tag: string) =>
+  Array.from({ length: 8 }, (_, i) => `History reply ${tag}, paragraph ${i + 1}.`).join("\n\n");
 /** How long the CLI's processes may take to exit once their tmux server is gone. */
 const EXIT_TIMEOUT_MS = 10_000;
 
@@ -205,8 +220,11 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       return server;
     };
 
-    /** One turn the model answers at once: working while held, then an unseen completion, then seen. */
-    const completedTurn = async (inst: CliInstance, text: string) => {
+    /**
+     * One turn the model answers at once: working while held, then an unseen completion, then seen.
+     * Returns the prompt typed.
+     */
+    const completedTurn = async (inst: CliInstance, text: string): Promise<string> => {
       const server = queueFor();
       const reply = server.enqueue({ text, hold: true });
       const prompt = nextPrompt("please answer briefly", inst);
@@ -222,7 +240,71 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       );
       record(inst, done.completionId);
       await stepContext(inst).markSeen(done.completionId);
+      return prompt;
     };
+
+    /** Every message of an instance's chat: the newest page, then older pages through `before`. */
+    const wholeChat = async (inst: CliInstance): Promise<ChatMessage[]> => {
+      const newest = await hub.getChat({ name: inst.name, pageSize: HISTORY_PAGE_SIZE });
+      const pages: ChatMessage[][] = [newest.messages];
+      let token = newest.hasMore ? newest.olderPageToken : "";
+      while (token !== "") {
+        const page = await hub.getChat({ name: inst.name, pageSize: HISTORY_PAGE_SIZE, before: token });
+        pages.unshift(page.messages);
+        token = page.hasMore ? page.olderPageToken : "";
+      }
+      return pages.flat();
+    };
+
+    /**
+     * Waits until the instance's whole chat holds each of `turns` (prompt, reply) exactly once and in
+     * order, and none of `foreign` (another instance's prompts and replies).
+     */
+    const expectChatTurns = async (
+      inst: CliInstance,
+      turns: readonly { prompt: string; reply: string }[],
+      foreign: readonly string[],
+    ) => {
+      let last: ChatMessage[] = [];
+      const inOrderOnce = (texts: readonly string[], wanted: readonly string[]) => {
+        const at = wanted.map((w) => texts.indexOf(w));
+        return (
+          wanted.every((w) => texts.filter((t) => t === w).length === 1) &&
+          at.every((i, k) => k === 0 || i > (at[k - 1] ?? 0))
+        );
+      };
+      await waitFor(
+        async () => {
+          last = await wholeChat(inst);
+          const users = last.filter((m) => m.role === ChatRole.USER).map((m) => m.text.trim());
+          const replies = last.filter((m) => m.role === ChatRole.ASSISTANT).map((m) => m.text.trim());
+          const ok =
+            inOrderOnce(
+              users,
+              turns.map((t) => t.prompt),
+            ) &&
+            inOrderOnce(
+              replies,
+              turns.map((t) => t.reply),
+            ) &&
+            !last.some((m) => foreign.some((f) => m.text.includes(f)));
+          return ok || undefined;
+        },
+        `${driver.label} ${inst.sessionId}: every prompt and reply once, in order, in the whole chat`,
+        STATUS_TIMEOUT_MS,
+      ).catch(async (err: Error) => {
+        throw new Error(`${err.message}\nwhole chat: ${describeChat(last)}\n${await describeAll()}`);
+      });
+    };
+
+    /** Runs a turn with a tall reply in `inst`; returns its prompt and reply. */
+    const historyTurn = async (inst: CliInstance, tag: string) => {
+      const reply = historyReply(tag);
+      const prompt = await completedTurn(inst, reply);
+      return { prompt, reply };
+    };
+    const resize = (inst: CliInstance, cols: string, rows: string) =>
+      requireValue(tmux).run("resize-window", "-t", inst.target, "-x", cols, "-y", rows);
     const record = (inst: CliInstance, completionId: string) => {
       const list = facts.completions.get(inst.sessionId) ?? [];
       expect(list).not.toContain(completionId);
@@ -442,11 +524,42 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
     });
     instanceSteps(a, "alone");
 
+    it("alone, at 80x24: after three turns the whole chat has every prompt and reply once, in order", {
+      timeout: HISTORY_STEP_TIMEOUT_MS,
+    }, async () => {
+      await resize(a, SMALL_COLS, SMALL_ROWS);
+      const turns = [];
+      for (let i = 1; i <= HISTORY_TURNS; i++) turns.push(await historyTurn(a, `a${i}`));
+      await expectChatTurns(a, turns, []);
+      await resize(a, WINDOW_COLS, WINDOW_ROWS);
+    });
+
     it("two per folder: a second instance starts idle next to the first", { timeout: STEP_TIMEOUT_MS }, async () => {
       await start(b, requireValue(facts.prepared).command);
     });
     instanceSteps(b, "two per folder, the second");
 
+    it("two per folder, at 80x24: three turns in each, each whole chat holds only its own, once, in order", {
+      timeout: HISTORY_STEP_TIMEOUT_MS,
+    }, async () => {
+      await resize(a, SMALL_COLS, SMALL_ROWS);
+      await resize(b, SMALL_COLS, SMALL_ROWS);
+      const turnsA = [];
+      const turnsB = [];
+      for (let i = 1; i <= HISTORY_TURNS; i++) {
+        turnsA.push(await historyTurn(a, `two-a${i}`));
+        turnsB.push(await historyTurn(b, `two-b${i}`));
+      }
+      const texts = (turns: readonly { prompt: string; reply: string }[]) =>
+        turns.flatMap((t) => [t.prompt, t.reply.split("\n")[0] ?? t.reply]);
+      await expectChatTurns(a, turnsA, texts(turnsB));
+      await expectChatTurns(b, turnsB, texts(turnsA));
+      await resize(a, WINDOW_COLS, WINDOW_ROWS);
+      await resize(b, WINDOW_COLS, WINDOW_ROWS);
+    });
+
+    // After the two-instance chat step: the first instance's turn is the folder's newest, which the
+    // resumed step's `resume --last` / `--continue` picks up.
     it("two per folder: the first finishes a turn while the second stays as it was", {
       timeout: STEP_TIMEOUT_MS,
     }, async () => {

@@ -6,10 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readLinesBackward, readLinesForward } from "../../services/node/agents/backward-lines.js";
 import { readLiveState } from "../../services/node/agents/claude/sessions-file.js";
 import { claudeTranscriptReducer } from "../../services/node/agents/claude/transcript.js";
+import { ClaudeTranscriptHistory } from "../../services/node/agents/claude/transcript-history.js";
 import { codexRolloutReducer } from "../../services/node/agents/codex/rollout.js";
 import { readSessionMetaCwd } from "../../services/node/agents/codex/rollout-finder.js";
+import { CodexRolloutHistory } from "../../services/node/agents/codex/rollout-history.js";
 import { type JsonRecord, type LifecycleReducer, parseRecord } from "../../services/node/agents/log-follower.js";
 import { queryTurn } from "../../services/node/agents/opencode/opencode-db.js";
+import { liveTail } from "../../services/node/chat/chat-merge.js";
 import { fixtureFiles, fuzz, mutateJson, mutateJsonl, mutateText, type Random } from "./fuzz.js";
 
 const AGENTS = join(import.meta.dirname, "../../services/node/agents");
@@ -181,6 +184,43 @@ describe("fuzz: native logs", () => {
           state === undefined ||
           (["idle", "busy", "waiting", ""].includes(state.status) && /^[A-Za-z0-9_-]{1,128}$/.test(state.sessionId));
         expect(wellFormed).toBe(true);
+      },
+    );
+  });
+
+  it("chat history of Claude Code and Codex logs: never throws, ids increase, pages cover the same messages", async () => {
+    const logs = [
+      ...jsonlFixtures("claude").map((text) => ["claude", text] as const),
+      ...jsonlFixtures("codex").map((text) => ["codex", text] as const),
+    ];
+    const path = join(dir, "history.jsonl");
+    await fuzz(
+      "chat history",
+      (r) => {
+        const [cli, text] = r.pick(logs);
+        return { cli, text: mutateJsonl(r, text), page: 1 + r.int(4) };
+      },
+      async ({ cli, text, page }) => {
+        await writeFile(path, text);
+        const reader = () => (cli === "claude" ? new ClaudeTranscriptHistory() : new CodexRolloutHistory());
+        const whole = await reader().read({ path, session: "" }, { limit: 500 });
+        if (!whole) throw new Error("a readable file must give a window");
+        const ids = whole.messages.map((m) => m.id);
+        expect(ids.every((id, i) => Number.isSafeInteger(id) && (i === 0 || id > (ids[i - 1] ?? 0)))).toBe(true);
+        const paged: number[] = [];
+        const walker = reader();
+        let before: number | undefined;
+        for (let guard = 0; guard <= ids.length + 1; guard++) {
+          const window = await walker.read({ path, session: "" }, { limit: page, before });
+          if (!window) throw new Error("a page must be readable");
+          paged.unshift(...window.messages.map((m) => m.id));
+          if (!window.hasMore) break;
+          before = window.olderBefore;
+        }
+        expect(paged).toEqual(ids);
+        // The screen lined up with the log: any of its messages, any order, never throws.
+        const screen = whole.messages.filter((_, i) => i % 2 === 0).reverse();
+        expect(liveTail(whole.messages, screen).tail.length).toBeLessThanOrEqual(screen.length);
       },
     );
   });

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file staragent/v1/session.proto.
  */
 export const file_staragent_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChpzdGFyYWdlbnQvdjEvc2Vzc2lvbi5wcm90bxIMc3RhcmFnZW50LnYxIs0FCgdTZXNzaW9uEgwKBG5hbWUYASABKAkSDAoEbm9kZRgCIAEoCRIUCgx0bXV4X3Nlc3Npb24YAyABKAkSJwoEdHlwZRgEIAEoDjIZLnN0YXJhZ2VudC52MS5TZXNzaW9uVHlwZRIrCgZvcmlnaW4YBSABKA4yGy5zdGFyYWdlbnQudjEuU2Vzc2lvbk9yaWdpbhIeCgNjbGkYBiABKA4yES5zdGFyYWdlbnQudjEuQ2xpEisKBnN0YXR1cxgHIAEoDjIbLnN0YXJhZ2VudC52MS5TZXNzaW9uU3RhdHVzEjEKDXN0YXR1c19yZWFzb24YCCABKA4yGi5zdGFyYWdlbnQudjEuU3RhdHVzUmVhc29uEg4KBnByb21wdBgJIAEoCRItCgtwcm9tcHRfa2luZBgKIAEoDjIYLnN0YXJhZ2VudC52MS5Qcm9tcHRLaW5kEhUKDWNvbXBsZXRpb25faWQYCyABKAkSCwoDY3dkGAwgASgJEg8KB2NvbW1hbmQYDSABKAkSLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKEmxhc3RfYWN0aXZpdHlfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RhdHVzX2NoYW5nZV90aW1lGBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhdHRhY2hlZF9jbGllbnRzGBEgASgFEhIKCnBhbmVfdGl0bGUYEiABKAkSLwoLd2luZG93X3NpemUYEyABKAsyGi5zdGFyYWdlbnQudjEuVGVybWluYWxTaXplEhUKDWNoYXRfcmV2aXNpb24YFCABKAkSGAoQbm9kZV91bnJlYWNoYWJsZRgVIAEoCBIVCg1zdGF0dXNfZGV0YWlsGBYgASgJIioKDFRlcm1pbmFsU2l6ZRIMCgRjb2xzGAEgASgFEgwKBHJvd3MYAiABKAUihQEKEEFkb3B0YWJsZVNlc3Npb24SDAoEbmFtZRgBIAEoCRIUCgx0bXV4X3Nlc3Npb24YAiABKAkSHgoDY2xpGAMgASgOMhEuc3RhcmFnZW50LnYxLkNsaRILCgNjd2QYBCABKAkSDwoHY29tbWFuZBgFIAEoCRIPCgdwYW5lX2lkGAYgASgJInUKC0NoYXRNZXNzYWdlEgoKAmlkGAEgASgJEiQKBHJvbGUYAiABKA4yFi5zdGFyYWdlbnQudjEuQ2hhdFJvbGUSDAoEdGV4dBgDIAEoCRIRCgl0b29sX25hbWUYBCABKAkSEwoLdG9vbF90YXJnZXQYBSABKAkqXAoLU2Vzc2lvblR5cGUSHAoYU0VTU0lPTl9UWVBFX1VOU1BFQ0lGSUVEEAASFgoSU0VTU0lPTl9UWVBFX0FHRU5UEAESFwoTU0VTU0lPTl9UWVBFX1NZU1RFTRACKqABCg1TZXNzaW9uT3JpZ2luEh4KGlNFU1NJT05fT1JJR0lOX1VOU1BFQ0lGSUVEEAASGgoWU0VTU0lPTl9PUklHSU5fQ1JFQVRFRBABEhoKFlNFU1NJT05fT1JJR0lOX0FET1BURUQQAhIZChVTRVNTSU9OX09SSUdJTl9TWVNURU0QAxIcChhTRVNTSU9OX09SSUdJTl9VTk1BTkFHRUQQBCppCgNDbGkSEwoPQ0xJX1VOU1BFQ0lGSUVEEAASDgoKQ0xJX0NMQVVERRABEg0KCUNMSV9DT0RFWBACEhAKDENMSV9PUEVOQ09ERRADEg0KCUNMSV9TSEVMTBAEEg0KCUNMSV9PVEhFUhAFKn8KDVNlc3Npb25TdGF0dXMSHgoaU0VTU0lPTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZTRVNTSU9OX1NUQVRVU19XT1JLSU5HEAESGQoVU0VTU0lPTl9TVEFUVVNfUkVWSUVXEAISFwoTU0VTU0lPTl9TVEFUVVNfSURMRRADKvICCgxTdGF0dXNSZWFzb24SHQoZU1RBVFVTX1JFQVNPTl9VTlNQRUNJRklFRBAAEh4KGlNUQVRVU19SRUFTT05fSU5QVVRfUFJPTVBUEAESHQoZU1RBVFVTX1JFQVNPTl9BQ1RJVkVfVFVSThACEiMKH1NUQVRVU19SRUFTT05fVU5TRUVOX0NPTVBMRVRJT04QAxIZChVTVEFUVVNfUkVBU09OX05PX1RVUk4QBBIhCh1TVEFUVVNfUkVBU09OX1NFRU5fQ09NUExFVElPThAFEh0KGVNUQVRVU19SRUFTT05fSU5URVJSVVBURUQQBhIhCh1TVEFUVVNfUkVBU09OX0NPTU1BTkRfUlVOTklORxAHEh4KGlNUQVRVU19SRUFTT05fU0hFTExfUFJPTVBUEAgSIAocU1RBVFVTX1JFQVNPTl9QUk9DRVNTX0VYSVRFRBAJEh0KGVNUQVRVU19SRUFTT05fTk9UX1RSQUNLRUQQCiqKAQoKUHJvbXB0S2luZBIbChdQUk9NUFRfS0lORF9VTlNQRUNJRklFRBAAEhgKFFBST01QVF9LSU5EX0FQUFJPVkFMEAESGAoUUFJPTVBUX0tJTkRfUVVFU1RJT04QAhIVChFQUk9NUFRfS0lORF9UUlVTVBADEhQKEFBST01QVF9LSU5EX1BMQU4QBCp8CghDaGF0Um9sZRIZChVDSEFUX1JPTEVfVU5TUEVDSUZJRUQQABISCg5DSEFUX1JPTEVfVVNFUhABEhcKE0NIQVRfUk9MRV9BU1NJU1RBTlQQAhISCg5DSEFUX1JPTEVfVE9PTBADEhQKEENIQVRfUk9MRV9TWVNURU0QBGIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChpzdGFyYWdlbnQvdjEvc2Vzc2lvbi5wcm90bxIMc3RhcmFnZW50LnYxIs0FCgdTZXNzaW9uEgwKBG5hbWUYASABKAkSDAoEbm9kZRgCIAEoCRIUCgx0bXV4X3Nlc3Npb24YAyABKAkSJwoEdHlwZRgEIAEoDjIZLnN0YXJhZ2VudC52MS5TZXNzaW9uVHlwZRIrCgZvcmlnaW4YBSABKA4yGy5zdGFyYWdlbnQudjEuU2Vzc2lvbk9yaWdpbhIeCgNjbGkYBiABKA4yES5zdGFyYWdlbnQudjEuQ2xpEisKBnN0YXR1cxgHIAEoDjIbLnN0YXJhZ2VudC52MS5TZXNzaW9uU3RhdHVzEjEKDXN0YXR1c19yZWFzb24YCCABKA4yGi5zdGFyYWdlbnQudjEuU3RhdHVzUmVhc29uEg4KBnByb21wdBgJIAEoCRItCgtwcm9tcHRfa2luZBgKIAEoDjIYLnN0YXJhZ2VudC52MS5Qcm9tcHRLaW5kEhUKDWNvbXBsZXRpb25faWQYCyABKAkSCwoDY3dkGAwgASgJEg8KB2NvbW1hbmQYDSABKAkSLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKEmxhc3RfYWN0aXZpdHlfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RhdHVzX2NoYW5nZV90aW1lGBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhdHRhY2hlZF9jbGllbnRzGBEgASgFEhIKCnBhbmVfdGl0bGUYEiABKAkSLwoLd2luZG93X3NpemUYEyABKAsyGi5zdGFyYWdlbnQudjEuVGVybWluYWxTaXplEhUKDWNoYXRfcmV2aXNpb24YFCABKAkSGAoQbm9kZV91bnJlYWNoYWJsZRgVIAEoCBIVCg1zdGF0dXNfZGV0YWlsGBYgASgJIioKDFRlcm1pbmFsU2l6ZRIMCgRjb2xzGAEgASgFEgwKBHJvd3MYAiABKAUihQEKEEFkb3B0YWJsZVNlc3Npb24SDAoEbmFtZRgBIAEoCRIUCgx0bXV4X3Nlc3Npb24YAiABKAkSHgoDY2xpGAMgASgOMhEuc3RhcmFnZW50LnYxLkNsaRILCgNjd2QYBCABKAkSDwoHY29tbWFuZBgFIAEoCRIPCgdwYW5lX2lkGAYgASgJItcBCgtDaGF0TWVzc2FnZRIKCgJpZBgBIAEoCRIkCgRyb2xlGAIgASgOMhYuc3RhcmFnZW50LnYxLkNoYXRSb2xlEgwKBHRleHQYAyABKAkSEQoJdG9vbF9uYW1lGAQgASgJEhMKC3Rvb2xfdGFyZ2V0GAUgASgJEi8KBnNvdXJjZRgGIAEoDjIfLnN0YXJhZ2VudC52MS5DaGF0TWVzc2FnZVNvdXJjZRIvCgtjcmVhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqXAoLU2Vzc2lvblR5cGUSHAoYU0VTU0lPTl9UWVBFX1VOU1BFQ0lGSUVEEAASFgoSU0VTU0lPTl9UWVBFX0FHRU5UEAESFwoTU0VTU0lPTl9UWVBFX1NZU1RFTRACKqABCg1TZXNzaW9uT3JpZ2luEh4KGlNFU1NJT05fT1JJR0lOX1VOU1BFQ0lGSUVEEAASGgoWU0VTU0lPTl9PUklHSU5fQ1JFQVRFRBABEhoKFlNFU1NJT05fT1JJR0lOX0FET1BURUQQAhIZChVTRVNTSU9OX09SSUdJTl9TWVNURU0QAxIcChhTRVNTSU9OX09SSUdJTl9VTk1BTkFHRUQQBCppCgNDbGkSEwoPQ0xJX1VOU1BFQ0lGSUVEEAASDgoKQ0xJX0NMQVVERRABEg0KCUNMSV9DT0RFWBACEhAKDENMSV9PUEVOQ09ERRADEg0KCUNMSV9TSEVMTBAEEg0KCUNMSV9PVEhFUhAFKn8KDVNlc3Npb25TdGF0dXMSHgoaU0VTU0lPTl9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZTRVNTSU9OX1NUQVRVU19XT1JLSU5HEAESGQoVU0VTU0lPTl9TVEFUVVNfUkVWSUVXEAISFwoTU0VTU0lPTl9TVEFUVVNfSURMRRADKvICCgxTdGF0dXNSZWFzb24SHQoZU1RBVFVTX1JFQVNPTl9VTlNQRUNJRklFRBAAEh4KGlNUQVRVU19SRUFTT05fSU5QVVRfUFJPTVBUEAESHQoZU1RBVFVTX1JFQVNPTl9BQ1RJVkVfVFVSThACEiMKH1NUQVRVU19SRUFTT05fVU5TRUVOX0NPTVBMRVRJT04QAxIZChVTVEFUVVNfUkVBU09OX05PX1RVUk4QBBIhCh1TVEFUVVNfUkVBU09OX1NFRU5fQ09NUExFVElPThAFEh0KGVNUQVRVU19SRUFTT05fSU5URVJSVVBURUQQBhIhCh1TVEFUVVNfUkVBU09OX0NPTU1BTkRfUlVOTklORxAHEh4KGlNUQVRVU19SRUFTT05fU0hFTExfUFJPTVBUEAgSIAocU1RBVFVTX1JFQVNPTl9QUk9DRVNTX0VYSVRFRBAJEh0KGVNUQVRVU19SRUFTT05fTk9UX1RSQUNLRUQQCiqKAQoKUHJvbXB0S2luZBIbChdQUk9NUFRfS0lORF9VTlNQRUNJRklFRBAAEhgKFFBST01QVF9LSU5EX0FQUFJPVkFMEAESGAoUUFJPTVBUX0tJTkRfUVVFU1RJT04QAhIVChFQUk9NUFRfS0lORF9UUlVTVBADEhQKEFBST01QVF9LSU5EX1BMQU4QBCp1ChFDaGF0TWVzc2FnZVNvdXJjZRIjCh9DSEFUX01FU1NBR0VfU09VUkNFX1VOU1BFQ0lGSUVEEAASGwoXQ0hBVF9NRVNTQUdFX1NPVVJDRV9MT0cQARIeChpDSEFUX01FU1NBR0VfU09VUkNFX1NDUkVFThACKnwKCENoYXRSb2xlEhkKFUNIQVRfUk9MRV9VTlNQRUNJRklFRBAAEhIKDkNIQVRfUk9MRV9VU0VSEAESFwoTQ0hBVF9ST0xFX0FTU0lTVEFOVBACEhIKDkNIQVRfUk9MRV9UT09MEAMSFAoQQ0hBVF9ST0xFX1NZU1RFTRAEYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * A tmux session on one machine, as StarAgent sees it. tmux is the source of
@@ -278,14 +278,21 @@ export const AdoptableSessionSchema: GenMessage<AdoptableSession> = /*@__PURE__*
   messageDesc(file_staragent_v1_session, 2);
 
 /**
- * One message of a chat derived from a session's transcript.
+ * One message of a chat: read from the CLI's native log (its transcript,
+ * rollout or database) for the history, or from the screen for what the log
+ * does not hold yet (or for programs without a native log).
  *
  * @generated from message staragent.v1.ChatMessage
  */
 export type ChatMessage = Message<"staragent.v1.ChatMessage"> & {
   /**
-   * Position of the message in the derived chat, stable while the message is
-   * in the bounded history: `{ordinal}`.
+   * Identity of the message within its chat, a decimal integer. Ids increase
+   * along the chat (a later message has a larger id) but are not dense.
+   * A message read from the native log (`source` LOG) keeps its id for as
+   * long as the log exists, whichever page it is read in. A message read
+   * from the screen (`source` SCREEN) keeps its id while it stays on screen;
+   * in a chat with a native log, a screen message is provisional: once the
+   * log records it, the logged message replaces it (see GetChatResponse).
    *
    * @generated from field: string id = 1;
    */
@@ -318,6 +325,21 @@ export type ChatMessage = Message<"staragent.v1.ChatMessage"> & {
    * @generated from field: string tool_target = 5;
    */
   toolTarget: string;
+
+  /**
+   * Where the message was read from.
+   *
+   * @generated from field: staragent.v1.ChatMessageSource source = 6;
+   */
+  source: ChatMessageSource;
+
+  /**
+   * When the native log says the message was written; unset for screen
+   * messages and logs without times.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 7;
+   */
+  createTime?: Timestamp | undefined;
 };
 
 /**
@@ -648,6 +670,42 @@ export const PromptKindSchema: GenEnum<PromptKind> = /*@__PURE__*/
   enumDesc(file_staragent_v1_session, 5);
 
 /**
+ * Where a chat message was read from.
+ *
+ * @generated from enum staragent.v1.ChatMessageSource
+ */
+export enum ChatMessageSource {
+  /**
+   * Not set (servers before chat history).
+   *
+   * @generated from enum value: CHAT_MESSAGE_SOURCE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The CLI's native log: Claude Code's transcript, Codex's rollout,
+   * opencode's database.
+   *
+   * @generated from enum value: CHAT_MESSAGE_SOURCE_LOG = 1;
+   */
+  LOG = 1,
+
+  /**
+   * The session's screen (tmux pane): the live tail a native log does not
+   * hold yet, or the whole chat of programs without a native log.
+   *
+   * @generated from enum value: CHAT_MESSAGE_SOURCE_SCREEN = 2;
+   */
+  SCREEN = 2,
+}
+
+/**
+ * Describes the enum staragent.v1.ChatMessageSource.
+ */
+export const ChatMessageSourceSchema: GenEnum<ChatMessageSource> = /*@__PURE__*/
+  enumDesc(file_staragent_v1_session, 6);
+
+/**
  * Who speaks in a chat message.
  *
  * @generated from enum staragent.v1.ChatRole
@@ -693,5 +751,5 @@ export enum ChatRole {
  * Describes the enum staragent.v1.ChatRole.
  */
 export const ChatRoleSchema: GenEnum<ChatRole> = /*@__PURE__*/
-  enumDesc(file_staragent_v1_session, 6);
+  enumDesc(file_staragent_v1_session, 7);
 

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file staragent/v1/session_service.proto.
  */
 export const file_staragent_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJzdGFyYWdlbnQvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgxzdGFyYWdlbnQudjEiXAoTTGlzdFNlc3Npb25zUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSDgoGZmlsdGVyGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIm0KFExpc3RTZXNzaW9uc1Jlc3BvbnNlEicKCHNlc3Npb25zGAEgAygLMhUuc3RhcmFnZW50LnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3VucmVhY2hhYmxlGAMgAygJIiEKEUdldFNlc3Npb25SZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoSR2V0U2Vzc2lvblJlc3BvbnNlEiYKB3Nlc3Npb24YASABKAsyFS5zdGFyYWdlbnQudjEuU2Vzc2lvbiJYChRDcmVhdGVTZXNzaW9uUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRILCgNjd2QYAyABKAkSDwoHY29tbWFuZBgEIAMoCSI/ChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USJgoHc2Vzc2lvbhgBIAEoCzIVLnN0YXJhZ2VudC52MS5TZXNzaW9uIjEKElN0b3BTZXNzaW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBWZvcmNlGAIgASgIIhUKE1N0b3BTZXNzaW9uUmVzcG9uc2UiLgocTGlzdEFkb3B0YWJsZVNlc3Npb25zUmVxdWVzdBIOCgZwYXJlbnQYASABKAkicAodTGlzdEFkb3B0YWJsZVNlc3Npb25zUmVzcG9uc2USOgoSYWRvcHRhYmxlX3Nlc3Npb25zGAEgAygLMh4uc3RhcmFnZW50LnYxLkFkb3B0YWJsZVNlc3Npb24SEwoLdW5yZWFjaGFibGUYAiADKAkiIwoTQWRvcHRTZXNzaW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJIj4KFEFkb3B0U2Vzc2lvblJlc3BvbnNlEiYKB3Nlc3Npb24YASABKAsyFS5zdGFyYWdlbnQudjEuU2Vzc2lvbiI9ChZNYXJrU2Vzc2lvblNlZW5SZXF1ZXN0EgwKBG5hbWUYASABKAkSFQoNY29tcGxldGlvbl9pZBgCIAEoCSJBChdNYXJrU2Vzc2lvblNlZW5SZXNwb25zZRImCgdzZXNzaW9uGAEgASgLMhUuc3RhcmFnZW50LnYxLlNlc3Npb24iRQoOR2V0Q2hhdFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZjdXJzb3IYAiABKAkSFQoNaGlzdG9yeV9saW5lcxgDIAEoBSKUAQoPR2V0Q2hhdFJlc3BvbnNlEisKCG1lc3NhZ2VzGAEgAygLMhkuc3RhcmFnZW50LnYxLkNoYXRNZXNzYWdlEhMKC25leHRfY3Vyc29yGAIgASgJEg0KBXJlc2V0GAMgASgIEhAKCHJldmlzaW9uGAQgASgJEh4KA2NsaRgFIAEoDjIRLnN0YXJhZ2VudC52MS5DbGkiNAoWU2VuZENoYXRNZXNzYWdlUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBHRleHQYAiABKAkiSQoXU2VuZENoYXRNZXNzYWdlUmVzcG9uc2USEQoJY29uZmlybWVkGAEgASgIEhsKE2NvbmZpcm1hdGlvbl9kZXRhaWwYAiABKAkiJgoUV2F0Y2hTZXNzaW9uc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJIpgBChVXYXRjaFNlc3Npb25zUmVzcG9uc2USKgoEdHlwZRgBIAEoDjIcLnN0YXJhZ2VudC52MS5XYXRjaEV2ZW50VHlwZRInCghzZXNzaW9ucxgCIAMoCzIVLnN0YXJhZ2VudC52MS5TZXNzaW9uEhUKDXJlbW92ZWRfbmFtZXMYAyADKAkSEwoLdW5yZWFjaGFibGUYBCADKAkq2AEKDldhdGNoRXZlbnRUeXBlEiAKHFdBVENIX0VWRU5UX1RZUEVfVU5TUEVDSUZJRUQQABIdChlXQVRDSF9FVkVOVF9UWVBFX1NOQVBTSE9UEAESHQoZV0FUQ0hfRVZFTlRfVFlQRV9VUFNFUlRFRBACEhwKGFdBVENIX0VWRU5UX1RZUEVfUkVNT1ZFRBADEh4KGldBVENIX0VWRU5UX1RZUEVfSEVBUlRCRUFUEAQSKAokV0FUQ0hfRVZFTlRfVFlQRV9VTlJFQUNIQUJMRV9DSEFOR0VEEAUykwcKDlNlc3Npb25TZXJ2aWNlElUKDExpc3RTZXNzaW9ucxIhLnN0YXJhZ2VudC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiIuc3RhcmFnZW50LnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlEk8KCkdldFNlc3Npb24SHy5zdGFyYWdlbnQudjEuR2V0U2Vzc2lvblJlcXVlc3QaIC5zdGFyYWdlbnQudjEuR2V0U2Vzc2lvblJlc3BvbnNlElgKDUNyZWF0ZVNlc3Npb24SIi5zdGFyYWdlbnQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaIy5zdGFyYWdlbnQudjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlElIKC1N0b3BTZXNzaW9uEiAuc3RhcmFnZW50LnYxLlN0b3BTZXNzaW9uUmVxdWVzdBohLnN0YXJhZ2VudC52MS5TdG9wU2Vzc2lvblJlc3BvbnNlEnAKFUxpc3RBZG9wdGFibGVTZXNzaW9ucxIqLnN0YXJhZ2VudC52MS5MaXN0QWRvcHRhYmxlU2Vzc2lvbnNSZXF1ZXN0Gisuc3RhcmFnZW50LnYxLkxpc3RBZG9wdGFibGVTZXNzaW9uc1Jlc3BvbnNlElUKDEFkb3B0U2Vzc2lvbhIhLnN0YXJhZ2VudC52MS5BZG9wdFNlc3Npb25SZXF1ZXN0GiIuc3RhcmFnZW50LnYxLkFkb3B0U2Vzc2lvblJlc3BvbnNlEl4KD01hcmtTZXNzaW9uU2VlbhIkLnN0YXJhZ2VudC52MS5NYXJrU2Vzc2lvblNlZW5SZXF1ZXN0GiUuc3RhcmFnZW50LnYxLk1hcmtTZXNzaW9uU2VlblJlc3BvbnNlEkYKB0dldENoYXQSHC5zdGFyYWdlbnQudjEuR2V0Q2hhdFJlcXVlc3QaHS5zdGFyYWdlbnQudjEuR2V0Q2hhdFJlc3BvbnNlEl4KD1NlbmRDaGF0TWVzc2FnZRIkLnN0YXJhZ2VudC52MS5TZW5kQ2hhdE1lc3NhZ2VSZXF1ZXN0GiUuc3RhcmFnZW50LnYxLlNlbmRDaGF0TWVzc2FnZVJlc3BvbnNlEloKDVdhdGNoU2Vzc2lvbnMSIi5zdGFyYWdlbnQudjEuV2F0Y2hTZXNzaW9uc1JlcXVlc3QaIy5zdGFyYWdlbnQudjEuV2F0Y2hTZXNzaW9uc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_staragent_v1_session]);
+  fileDesc("CiJzdGFyYWdlbnQvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgxzdGFyYWdlbnQudjEiXAoTTGlzdFNlc3Npb25zUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSDgoGZmlsdGVyGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIm0KFExpc3RTZXNzaW9uc1Jlc3BvbnNlEicKCHNlc3Npb25zGAEgAygLMhUuc3RhcmFnZW50LnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3VucmVhY2hhYmxlGAMgAygJIiEKEUdldFNlc3Npb25SZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoSR2V0U2Vzc2lvblJlc3BvbnNlEiYKB3Nlc3Npb24YASABKAsyFS5zdGFyYWdlbnQudjEuU2Vzc2lvbiJYChRDcmVhdGVTZXNzaW9uUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRILCgNjd2QYAyABKAkSDwoHY29tbWFuZBgEIAMoCSI/ChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USJgoHc2Vzc2lvbhgBIAEoCzIVLnN0YXJhZ2VudC52MS5TZXNzaW9uIjEKElN0b3BTZXNzaW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBWZvcmNlGAIgASgIIhUKE1N0b3BTZXNzaW9uUmVzcG9uc2UiLgocTGlzdEFkb3B0YWJsZVNlc3Npb25zUmVxdWVzdBIOCgZwYXJlbnQYASABKAkicAodTGlzdEFkb3B0YWJsZVNlc3Npb25zUmVzcG9uc2USOgoSYWRvcHRhYmxlX3Nlc3Npb25zGAEgAygLMh4uc3RhcmFnZW50LnYxLkFkb3B0YWJsZVNlc3Npb24SEwoLdW5yZWFjaGFibGUYAiADKAkiIwoTQWRvcHRTZXNzaW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJIj4KFEFkb3B0U2Vzc2lvblJlc3BvbnNlEiYKB3Nlc3Npb24YASABKAsyFS5zdGFyYWdlbnQudjEuU2Vzc2lvbiI9ChZNYXJrU2Vzc2lvblNlZW5SZXF1ZXN0EgwKBG5hbWUYASABKAkSFQoNY29tcGxldGlvbl9pZBgCIAEoCSJBChdNYXJrU2Vzc2lvblNlZW5SZXNwb25zZRImCgdzZXNzaW9uGAEgASgLMhUuc3RhcmFnZW50LnYxLlNlc3Npb24iaAoOR2V0Q2hhdFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZjdXJzb3IYAiABKAkSFQoNaGlzdG9yeV9saW5lcxgDIAEoBRIRCglwYWdlX3NpemUYBCABKAUSDgoGYmVmb3JlGAUgASgJItcBCg9HZXRDaGF0UmVzcG9uc2USKwoIbWVzc2FnZXMYASADKAsyGS5zdGFyYWdlbnQudjEuQ2hhdE1lc3NhZ2USEwoLbmV4dF9jdXJzb3IYAiABKAkSDQoFcmVzZXQYAyABKAgSEAoIcmV2aXNpb24YBCABKAkSHgoDY2xpGAUgASgOMhEuc3RhcmFnZW50LnYxLkNsaRIQCghoYXNfbW9yZRgGIAEoCBIYChBvbGRlcl9wYWdlX3Rva2VuGAcgASgJEhUKDXNvdXJjZV9kZXRhaWwYCCABKAkiNAoWU2VuZENoYXRNZXNzYWdlUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBHRleHQYAiABKAkiSQoXU2VuZENoYXRNZXNzYWdlUmVzcG9uc2USEQoJY29uZmlybWVkGAEgASgIEhsKE2NvbmZpcm1hdGlvbl9kZXRhaWwYAiABKAkiJgoUV2F0Y2hTZXNzaW9uc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJIpgBChVXYXRjaFNlc3Npb25zUmVzcG9uc2USKgoEdHlwZRgBIAEoDjIcLnN0YXJhZ2VudC52MS5XYXRjaEV2ZW50VHlwZRInCghzZXNzaW9ucxgCIAMoCzIVLnN0YXJhZ2VudC52MS5TZXNzaW9uEhUKDXJlbW92ZWRfbmFtZXMYAyADKAkSEwoLdW5yZWFjaGFibGUYBCADKAkq2AEKDldhdGNoRXZlbnRUeXBlEiAKHFdBVENIX0VWRU5UX1RZUEVfVU5TUEVDSUZJRUQQABIdChlXQVRDSF9FVkVOVF9UWVBFX1NOQVBTSE9UEAESHQoZV0FUQ0hfRVZFTlRfVFlQRV9VUFNFUlRFRBACEhwKGFdBVENIX0VWRU5UX1RZUEVfUkVNT1ZFRBADEh4KGldBVENIX0VWRU5UX1RZUEVfSEVBUlRCRUFUEAQSKAokV0FUQ0hfRVZFTlRfVFlQRV9VTlJFQUNIQUJMRV9DSEFOR0VEEAUykwcKDlNlc3Npb25TZXJ2aWNlElUKDExpc3RTZXNzaW9ucxIhLnN0YXJhZ2VudC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiIuc3RhcmFnZW50LnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlEk8KCkdldFNlc3Npb24SHy5zdGFyYWdlbnQudjEuR2V0U2Vzc2lvblJlcXVlc3QaIC5zdGFyYWdlbnQudjEuR2V0U2Vzc2lvblJlc3BvbnNlElgKDUNyZWF0ZVNlc3Npb24SIi5zdGFyYWdlbnQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaIy5zdGFyYWdlbnQudjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlElIKC1N0b3BTZXNzaW9uEiAuc3RhcmFnZW50LnYxLlN0b3BTZXNzaW9uUmVxdWVzdBohLnN0YXJhZ2VudC52MS5TdG9wU2Vzc2lvblJlc3BvbnNlEnAKFUxpc3RBZG9wdGFibGVTZXNzaW9ucxIqLnN0YXJhZ2VudC52MS5MaXN0QWRvcHRhYmxlU2Vzc2lvbnNSZXF1ZXN0Gisuc3RhcmFnZW50LnYxLkxpc3RBZG9wdGFibGVTZXNzaW9uc1Jlc3BvbnNlElUKDEFkb3B0U2Vzc2lvbhIhLnN0YXJhZ2VudC52MS5BZG9wdFNlc3Npb25SZXF1ZXN0GiIuc3RhcmFnZW50LnYxLkFkb3B0U2Vzc2lvblJlc3BvbnNlEl4KD01hcmtTZXNzaW9uU2VlbhIkLnN0YXJhZ2VudC52MS5NYXJrU2Vzc2lvblNlZW5SZXF1ZXN0GiUuc3RhcmFnZW50LnYxLk1hcmtTZXNzaW9uU2VlblJlc3BvbnNlEkYKB0dldENoYXQSHC5zdGFyYWdlbnQudjEuR2V0Q2hhdFJlcXVlc3QaHS5zdGFyYWdlbnQudjEuR2V0Q2hhdFJlc3BvbnNlEl4KD1NlbmRDaGF0TWVzc2FnZRIkLnN0YXJhZ2VudC52MS5TZW5kQ2hhdE1lc3NhZ2VSZXF1ZXN0GiUuc3RhcmFnZW50LnYxLlNlbmRDaGF0TWVzc2FnZVJlc3BvbnNlEloKDVdhdGNoU2Vzc2lvbnMSIi5zdGFyYWdlbnQudjEuV2F0Y2hTZXNzaW9uc1JlcXVlc3QaIy5zdGFyYWdlbnQudjEuV2F0Y2hTZXNzaW9uc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_staragent_v1_session]);
 
 /**
  * Request for ListSessions.
@@ -399,18 +399,38 @@ export type GetChatRequest = Message<"staragent.v1.GetChatRequest"> & {
 
   /**
    * `next_cursor` of an earlier response: only messages that are new or
-   * changed since are returned. Empty returns the whole chat.
+   * changed since are returned. Empty returns the newest page. Not together
+   * with `before`.
    *
    * @generated from field: string cursor = 2;
    */
   cursor: string;
 
   /**
-   * Lines of tmux history to parse, 100 to 10000; 0 means 2000.
+   * Lines of tmux history (scrollback) to parse, 100 to 10000; 0 means 2000.
    *
    * @generated from field: int32 history_lines = 3;
    */
   historyLines: number;
+
+  /**
+   * Most messages in a page, 1 to 500; 0 means 50. Bounds the newest page
+   * (no cursor) and pages read with `before`. Chats without a native log
+   * (shells, other programs) are not paged: they return what the screen and
+   * its scrollback show.
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+
+  /**
+   * `older_page_token` of an earlier response: returns up to `page_size`
+   * messages older than the ones that response started with (the newest of
+   * them last), read from the native log. Empty reads the newest page.
+   *
+   * @generated from field: string before = 5;
+   */
+  before: string;
 };
 
 /**
@@ -427,23 +447,29 @@ export const GetChatRequestSchema: GenMessage<GetChatRequest> = /*@__PURE__*/
  */
 export type GetChatResponse = Message<"staragent.v1.GetChatResponse"> & {
   /**
-   * The messages, oldest first. With a cursor: the messages from the first
-   * one that changed, and `reset` says whether they replace the whole chat.
+   * The messages, oldest first (ids increasing). Without `cursor`: the newest
+   * page. With `cursor`: when `reset` is false, the messages from the first
+   * one the client has that changed or went away (the client drops its copy
+   * of `messages[0]` and of every message after it, then appends these), or
+   * only the new ones. With `before`: an older page, to be put before the
+   * messages the client has.
    *
    * @generated from field: repeated staragent.v1.ChatMessage messages = 1;
    */
   messages: ChatMessage[];
 
   /**
-   * Pass as `cursor` to the next call.
+   * Pass as `cursor` to the next call to get only what changed. Empty in
+   * answers to `before` (keep the cursor you have).
    *
    * @generated from field: string next_cursor = 2;
    */
   nextCursor: string;
 
   /**
-   * True when `messages` is the whole chat (no cursor, or the cursor no longer
-   * matched); false when they replace messages from `messages[0].id` on.
+   * True when `messages` replaces everything the client has, older pages
+   * included (no cursor, or the client's copy could not be brought up to
+   * date: the log changed, e.g. after `/clear`).
    *
    * @generated from field: bool reset = 3;
    */
@@ -457,11 +483,39 @@ export type GetChatResponse = Message<"staragent.v1.GetChatResponse"> & {
   revision: string;
 
   /**
-   * The CLI whose parser derived the messages.
+   * The CLI whose parser or log reader derived the messages.
    *
    * @generated from field: staragent.v1.Cli cli = 5;
    */
   cli: Cli;
+
+  /**
+   * True when the native log holds messages older than `messages[0]`: pass
+   * `older_page_token` as `before` to read them. Set in answers that start a
+   * copy (`reset`) and in answers to `before`; false in other answers to a
+   * cursor (keep the token you have) and for chats without a native log.
+   *
+   * @generated from field: bool has_more = 6;
+   */
+  hasMore: boolean;
+
+  /**
+   * Token for the page before `messages[0]` (set when `has_more`). A token
+   * stays valid while the session writes the same log.
+   *
+   * @generated from field: string older_page_token = 7;
+   */
+  olderPageToken: string;
+
+  /**
+   * Where the chat comes from, for people, for example "claude transcript
+   * 3f1c2b7e-….jsonl (sessions/4242.json names it) and the screen" or
+   * "screen only: 2 instances share this folder and none of their logs shows
+   * its prompt on this pane".
+   *
+   * @generated from field: string source_detail = 8;
+   */
+  sourceDetail: string;
 };
 
 /**
@@ -750,10 +804,18 @@ export const SessionService: GenService<{
     output: typeof MarkSessionSeenResponseSchema;
   },
   /**
-   * Returns the chat derived from the session's tmux transcript by the parser
-   * of its CLI. With `cursor` from an earlier response, returns only what
-   * changed since (or the whole chat when the history moved too far).
-   * FAILED_PRECONDITION for system sessions. Read-only and idempotent.
+   * Returns a session's chat. For Claude Code, Codex and opencode the history
+   * is read from the CLI's native log (the one the session's own process
+   * writes) and the live tail the log does not hold yet from the screen; other
+   * programs (shells) get what the screen and its scrollback show. Without
+   * `cursor` and `before`, returns the newest page. With `cursor` from an
+   * earlier response, returns only what changed since (or the newest page
+   * with `reset` when the client's copy cannot be brought up to date). With
+   * `before`, returns the page of older messages. FAILED_PRECONDITION for
+   * system sessions, and for a `before` token of a log the session no longer
+   * writes; INVALID_ARGUMENT for a malformed `cursor` or `before`, a
+   * `page_size` or `history_lines` out of range, or both `cursor` and
+   * `before`. Read-only and idempotent.
    *
    * @generated from rpc staragent.v1.SessionService.GetChat
    */

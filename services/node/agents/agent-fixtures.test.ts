@@ -68,7 +68,7 @@ const CLIS: readonly { cli: string; module: () => AgentModule; argv: string[] }[
 
 for (const { cli, module, argv } of CLIS) {
   const root = join(import.meta.dirname, cli, "fixtures");
-  const ranges = (await readdir(root)).filter((r) => r !== "chat").sort();
+  const ranges = (await readdir(root)).filter((r) => r !== "chat" && r !== "chat-history").sort();
   for (const range of ranges) {
     const dir = join(root, range);
     const cases = JSON.parse(await readFile(join(dir, "cases.json"), "utf8")) as FixtureCase[];

@@ -1,5 +1,6 @@
 import type { Cli, PromptKind } from "../../../gen/staragent/v1/session_pb.js";
 import type { PaneInfo } from "../tmux/panes.js";
+import type { ChatLogRef } from "./chat-history.js";
 import type { ProcessInfo } from "./process-table.js";
 
 /**
@@ -92,6 +93,13 @@ export interface AgentSignals {
    * can be confirmed by the new user turn appearing there.
    */
   readonly hasNativeLog?: boolean;
+  /**
+   * The native log this process is bound to (the binding the status comes from), so chat reads its
+   * history from the session's own log and never another's; undefined when none could be bound.
+   */
+  readonly chatLog?: ChatLogRef;
+  /** How `chatLog` was bound, or why there is none, for people ("sessions/4242.json names it"). */
+  readonly chatLogDetail?: string;
   /**
    * Files (or folders, for files not created yet) whose change may change these signals: the watch
    * loop watches them to look again at once instead of at its next poll.

@@ -26,14 +26,15 @@ export interface BackwardResult {
 
 /**
  * Walks the complete lines of an open file from the end toward the start in fixed-size blocks,
- * calling `visit` with each line (newest first, without its newline) until it returns true. A last
- * line without its newline (the writer is mid-write) is not a line yet and is skipped, never an error.
- * The cost depends on how far back the wanted record is, not on the file's size.
+ * calling `visit` with each line (newest first, without its newline) and the byte offset where it
+ * starts, until it returns true. A last line without its newline (the writer is mid-write) is not a
+ * line yet and is skipped, never an error. The cost depends on how far back the wanted record is,
+ * not on the file's size.
  */
 export async function readLinesBackward(
   file: FileHandle,
   size: number,
-  visit: (line: Buffer) => boolean,
+  visit: (line: Buffer, offset: number) => boolean,
   options: { blockBytes?: number; maxBytes?: number } = {},
 ): Promise<BackwardResult> {
   const blockBytes = options.blockBytes ?? BACKWARD_BLOCK_BYTES;
@@ -67,34 +68,39 @@ export async function readLinesBackward(
       if (nl < 0) break;
       const line = data.subarray(nl + 1, cut);
       cut = nl;
-      if (line.length > 0 && visit(line)) return { end, stopped: true, bytesRead };
+      if (line.length > 0 && visit(line, position + nl + 1)) return { end, stopped: true, bytesRead };
     }
     carry = Buffer.from(data.subarray(0, cut));
   }
   // The first line of the file has no newline before it.
-  if (position === 0 && end >= 0 && carry.length > 0 && visit(carry)) return { end, stopped: true, bytesRead };
+  if (position === 0 && end >= 0 && carry.length > 0 && visit(carry, 0)) return { end, stopped: true, bytesRead };
   return { end: Math.max(end, 0), stopped: false, bytesRead };
 }
 
 /**
- * Reads the complete lines in `[from, to)` of an open file, oldest first; returns them and the offset
- * after the last complete line (a trailing partial line is left for the next read).
+ * Reads the complete lines in `[from, to)` of an open file, oldest first; returns them (with the
+ * byte offset where each starts) and the offset after the last complete line (a trailing partial
+ * line is left for the next read).
  */
 export async function readLinesForward(
   file: FileHandle,
   from: number,
   to: number,
-): Promise<{ lines: Buffer[]; end: number }> {
+): Promise<{ lines: Buffer[]; offsets: number[]; end: number }> {
   const length = to - from;
-  if (length <= 0) return { lines: [], end: from };
+  if (length <= 0) return { lines: [], offsets: [], end: from };
   const buffer = Buffer.allocUnsafe(length);
   const { bytesRead } = await file.read(buffer, 0, length, from);
   const data = buffer.subarray(0, bytesRead);
   const lines: Buffer[] = [];
+  const offsets: number[] = [];
   let start = 0;
   for (let nl = data.indexOf(NEWLINE, 0); nl >= 0; nl = data.indexOf(NEWLINE, start)) {
-    if (nl > start) lines.push(data.subarray(start, nl));
+    if (nl > start) {
+      lines.push(data.subarray(start, nl));
+      offsets.push(from + start);
+    }
     start = nl + 1;
   }
-  return { lines, end: from + start };
+  return { lines, offsets, end: from + start };
 }

@@ -41,6 +41,8 @@ export function chatDelta(chat: NumberedChat, historyLines: number, cursor: stri
   const all = { messages: chat.messages, reset: true };
   if (cursor === "") return all;
   const parsed = decodeCursor(cursor);
+  // A cursor of the chat read from a native log: this chat is now read off the screen.
+  if (!parsed) return all;
   if (parsed.g !== chat.generation || parsed.h !== historyLines) return all;
   const byId = new Map(chat.messages.map((m) => [m.id, m]));
   const tail = parsed.t;
@@ -60,7 +62,7 @@ export function chatDelta(chat: NumberedChat, historyLines: number, cursor: stri
   return { messages: chat.messages.filter((m) => m.id >= from), reset: false };
 }
 
-function decodeCursor(cursor: string): Cursor {
+function decodeCursor(cursor: string): Cursor | undefined {
   const invalid = () =>
     new ConnectError(
       "cursor: not a cursor returned by GetChat (pass next_cursor unchanged, or none)",
@@ -73,11 +75,13 @@ function decodeCursor(cursor: string): Cursor {
   } catch {
     throw invalid();
   }
-  if (!isCursor(value)) throw invalid();
-  return value;
+  if (isCursor(value)) return value;
+  if (typeof value === "object" && value !== null && (value as Record<string, unknown>).v === 2) return undefined;
+  throw invalid();
 }
 
-function isCursor(value: unknown): value is Cursor {
+/** True for the decoded form of a screen chat's cursor (a chat read from a native log given one resets). */
+export function isCursor(value: unknown): value is Cursor {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
   return (

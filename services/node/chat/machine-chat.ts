@@ -1,6 +1,14 @@
 import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ChatMessageSchema, Cli, SessionType, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
+import {
+  ChatMessageSchema,
+  ChatMessageSource,
+  Cli,
+  type Session,
+  SessionType,
+  StatusReason,
+} from "../../../gen/staragent/v1/session_pb.js";
 import {
   type GetChatRequest,
   type GetChatResponse,
@@ -11,13 +19,19 @@ import {
 } from "../../../gen/staragent/v1/session_service_pb.js";
 import { sleep } from "../../common/async-queue.js";
 import type { Logger } from "../../common/log.js";
+import type { ChatHistoryReader, ChatLogRef } from "../agents/chat-history.js";
 import type { Machine } from "../machine.js";
 import type { ChatBackend } from "../session-service.js";
+import type { SessionObservation } from "../status/observation.js";
 import { type TmuxClient, TmuxError } from "../tmux/client.js";
 import { sessionResourceName } from "../tmux/names.js";
 import { chatDelta, encodeCursor } from "./chat-cursor.js";
+import type { ParsedMessage } from "./chat-parser.js";
 import { validateChatText } from "./chat-text.js";
+import { createHistoryReaders } from "./history-registry.js";
 import { KeyedLock } from "./keyed-lock.js";
+import { answerLogChat, answerOlderPage, type LogChatMessage, SCREEN_MERGE_MARGIN } from "./log-chat.js";
+import { type ClientCopy, decodeLogCursor, decodePageToken, logGeneration, oldestEntry } from "./log-cursor.js";
 import { MessageIds } from "./message-ids.js";
 import { chatParserFor } from "./parser-registry.js";
 import { pasteMessage } from "./paste-message.js";
@@ -29,6 +43,10 @@ export const CONFIRM_TIMEOUT_MS = 5_000;
 const CONFIRM_POLL_MS = 100;
 /** Sends that may wait behind the one being typed into a session; more are refused, not queued. */
 const MAX_QUEUED_SENDS = 8;
+/** Messages in a page when the request says 0. */
+export const DEFAULT_PAGE_SIZE = 50;
+/** Most messages a request may ask for in one page: bounds a response's size and a read's cost. */
+export const MAX_PAGE_SIZE = 500;
 
 /** What MachineChat is built from. */
 export interface MachineChatOptions {
@@ -40,25 +58,114 @@ export interface MachineChatOptions {
 }
 
 /**
- * Chat over one machine's sessions (DESIGN.md §7): GetChat parses the active pane's transcript with
- * the parser of the session's CLI; SendChatMessage types a message into it and, where the CLI keeps
- * a native log, confirms delivery by the new user turn appearing there.
+ * Chat over one machine's sessions (DESIGN.md §7, docs/chat.md). For a CLI that keeps a native log,
+ * GetChat reads the history from the log the session's own process is bound to (the status
+ * engine's binding) and adds the screen's live tail; otherwise it parses the active pane's
+ * transcript with the parser of the session's CLI. SendChatMessage types a message into the pane
+ * and, where the CLI keeps a native log, confirms delivery by the new user turn appearing there.
  */
 export class MachineChat implements ChatBackend {
   private readonly ids = new MessageIds();
   private readonly sends = new KeyedLock(MAX_QUEUED_SENDS);
+  private readonly histories: ReadonlyMap<Cli, ChatHistoryReader> = createHistoryReaders();
 
   constructor(private readonly options: MachineChatOptions) {}
 
   async getChat(tmuxName: string, request: GetChatRequest): Promise<GetChatResponse> {
     const historyLines = checkHistoryLines(request.historyLines);
+    const pageSize = checkPageSize(request.pageSize);
+    if (request.cursor !== "" && request.before !== "") {
+      throw new ConnectError(
+        "before: pass either cursor (to follow the newest messages) or before (to read older ones), not both",
+        Code.InvalidArgument,
+      );
+    }
+    const copy = request.cursor === "" ? undefined : decodeLogCursor(request.cursor);
+    const before = request.before === "" ? undefined : decodePageToken(request.before);
     const session = await this.options.machine.getSession(tmuxName);
     this.refuseSystem(tmuxName, session.type, "has no chat");
     const pane = this.pane(tmuxName);
+    const observation = this.options.machine.lastObservations.get(tmuxName);
+    const reader = this.histories.get(session.cli);
+    const log = boundLog(observation);
+    if (before) return this.olderPage(tmuxName, session, reader, log, observation, before, pageSize);
     const lines = await this.capture(tmuxName, pane.paneId, historyLines);
     const parsed = chatParserFor(session.cli).parse(lines);
-    const chat = this.ids.number(`${tmuxName}\0${pane.paneId}\0${historyLines}`, parsed);
-    const delta = chatDelta(chat, historyLines, request.cursor);
+    const window =
+      reader && log
+        ? await reader.read(log, {
+            limit: Math.max(pageSize, parsed.length + SCREEN_MERGE_MARGIN),
+            since: copy ? oldestEntry(copy) : undefined,
+          })
+        : undefined;
+    if (!window) {
+      const detail = screenOnlyDetail(session.cli, reader !== undefined, log, observation);
+      return this.screenChat(tmuxName, pane.paneId, historyLines, session, parsed, request.cursor, detail);
+    }
+    // A follower whose copy reaches further back than this read could is brought up to date afresh.
+    const usable: ClientCopy | undefined = copy && window.reachedSince ? copy : undefined;
+    const answer = answerLogChat(window, parsed, pageSize, usable);
+    return create(GetChatResponseSchema, {
+      messages: answer.messages.map(toChatMessage),
+      nextCursor: answer.nextCursor,
+      reset: answer.reset,
+      revision: session.chatRevision,
+      cli: session.cli,
+      hasMore: answer.hasMore,
+      olderPageToken: answer.olderPageToken,
+      sourceDetail: `${window.label} (${observation?.chatLogDetail || "bound"})${answer.screenOnly > 0 ? `, and ${answer.screenOnly} message${answer.screenOnly === 1 ? "" : "s"} the log does not hold yet from the screen` : ""}`,
+    });
+  }
+
+  /** A page of older messages (`before`), read from the session's native log only. */
+  private async olderPage(
+    tmuxName: string,
+    session: Session,
+    reader: ChatHistoryReader | undefined,
+    log: ChatLogRef | undefined,
+    observation: SessionObservation | undefined,
+    token: { generation: string; before: number | undefined },
+    pageSize: number,
+  ): Promise<GetChatResponse> {
+    const window = reader && log ? await reader.read(log, { limit: pageSize, before: token.before }) : undefined;
+    if (!window) {
+      const why = screenOnlyDetail(session.cli, reader !== undefined, log, observation);
+      throw new ConnectError(
+        `before: ${tmuxName} has no native log to read older messages from now (${why}); read the chat again without before`,
+        Code.FailedPrecondition,
+      );
+    }
+    if (logGeneration(window.logKey) !== token.generation) {
+      throw new ConnectError(
+        `before: ${tmuxName} writes another log than when this page token was made (a new conversation, e.g. after /clear); read the chat again without before`,
+        Code.FailedPrecondition,
+      );
+    }
+    const answer = answerOlderPage(window);
+    return create(GetChatResponseSchema, {
+      messages: answer.messages.map(toChatMessage),
+      nextCursor: "",
+      reset: false,
+      revision: session.chatRevision,
+      cli: session.cli,
+      hasMore: answer.hasMore,
+      olderPageToken: answer.olderPageToken,
+      sourceDetail: `${window.label} (${observation?.chatLogDetail || "bound"})`,
+    });
+  }
+
+  /** The chat of a program without a readable native log: the screen (and scrollback) alone. */
+  private screenChat(
+    tmuxName: string,
+    paneId: string,
+    historyLines: number,
+    session: Session,
+    parsed: readonly ParsedMessage[],
+    cursor: string,
+    detail: string,
+  ): GetChatResponse {
+    const chat = this.ids.number(`${tmuxName}\0${paneId}\0${historyLines}`, parsed);
+    const delta = chatDelta(chat, historyLines, cursor);
     return create(GetChatResponseSchema, {
       messages: delta.messages.map(({ id, message }) =>
         create(ChatMessageSchema, {
@@ -67,12 +174,16 @@ export class MachineChat implements ChatBackend {
           text: message.text,
           toolName: message.toolName ?? "",
           toolTarget: message.toolTarget ?? "",
+          source: ChatMessageSource.SCREEN,
         }),
       ),
       nextCursor: encodeCursor(chat, historyLines),
       reset: delta.reset,
       revision: session.chatRevision,
       cli: session.cli,
+      hasMore: false,
+      olderPageToken: "",
+      sourceDetail: detail,
     });
   }
 
@@ -168,6 +279,51 @@ export class MachineChat implements ChatBackend {
       Code.NotFound,
     );
   }
+}
+
+/** `page_size` as asked (0 means the default); INVALID_ARGUMENT outside the allowed range. */
+function checkPageSize(value: number): number {
+  if (value === 0) return DEFAULT_PAGE_SIZE;
+  if (value < 1 || value > MAX_PAGE_SIZE) {
+    throw new ConnectError(
+      `page_size: ${value} is out of range; use 1 to ${MAX_PAGE_SIZE} (0 means ${DEFAULT_PAGE_SIZE})`,
+      Code.InvalidArgument,
+    );
+  }
+  return value;
+}
+
+/** The native log the session's CLI process is bound to, from its newest observation. */
+function boundLog(observation: SessionObservation | undefined): ChatLogRef | undefined {
+  const path = observation?.chatLogPath ?? "";
+  return path === "" ? undefined : { path, session: observation?.chatLogSession ?? "" };
+}
+
+/** Why a chat is read off the screen alone, for `source_detail`. */
+function screenOnlyDetail(
+  cli: Cli,
+  hasReader: boolean,
+  log: ChatLogRef | undefined,
+  observation: SessionObservation | undefined,
+): string {
+  if (!hasReader)
+    return cli === Cli.SHELL
+      ? "the screen and its scrollback (a shell keeps no log)"
+      : "the screen and its scrollback (no native log for this program)";
+  if (!log) return `screen only: no native log bound (${observation?.chatLogDetail || "none found"})`;
+  return `screen only: its native log ${log.path}${log.session ? ` (session ${log.session})` : ""} cannot be read yet`;
+}
+
+function toChatMessage(entry: LogChatMessage) {
+  return create(ChatMessageSchema, {
+    id: `${entry.id}`,
+    role: entry.message.role,
+    text: entry.message.text,
+    toolName: entry.message.toolName ?? "",
+    toolTarget: entry.message.toolTarget ?? "",
+    source: entry.source,
+    ...(entry.time ? { createTime: timestampFromDate(entry.time) } : {}),
+  });
 }
 
 /** `history_lines` as asked (0 means the default); INVALID_ARGUMENT outside the allowed range. */

@@ -331,6 +331,9 @@ export class StatusEngine implements SessionInspector {
         chatRevision: `${paneRevision}.${signals.lastActivity?.getTime() ?? 0}`,
         lastUserTurn: signals.lastUserTurn ?? "",
         hasNativeLog: signals.hasNativeLog ?? false,
+        chatLogPath: signals.chatLog?.path ?? "",
+        chatLogSession: signals.chatLog?.session ?? "",
+        chatLogDetail: signals.chatLogDetail ?? "",
       };
       const statePaths = signals.statePaths ?? [];
       const settled =

@@ -26,6 +26,12 @@ export interface SessionObservation {
    * prompt creates it), so chat delivery can be confirmed by the new user turn appearing there.
    */
   readonly hasNativeLog?: boolean;
+  /** The native log the CLI process is bound to, for chat history ("" when none; see AgentSignals). */
+  readonly chatLogPath?: string;
+  /** The session inside that log's database (opencode), "" otherwise. */
+  readonly chatLogSession?: string;
+  /** How the log was bound, or why none was. */
+  readonly chatLogDetail?: string;
 }
 
 /** Turns the panes of a machine into observations; implemented by the status engine. */

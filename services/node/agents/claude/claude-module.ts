@@ -173,6 +173,8 @@ export class ClaudeModule implements AgentModule {
       lastActivity: fresh ? new Date(fresh.mtimeMs) : undefined,
       lastUserTurn: promptUuid,
       hasNativeLog: true,
+      chatLog: bound.path ? { path: bound.path, session: "" } : undefined,
+      chatLogDetail: bound.how,
       statePaths: [sessionsFilePath(configDir, process.pid), bound.dir ?? join(configDir, "projects")],
     };
   }

@@ -31,7 +31,11 @@ const WARNING_MARK = /^⚠ ?(.*)$/;
 /** Notices such as `✔ You approved codex to run … this time`. */
 const NOTICE_MARK = /^✔ (.*)$/;
 /** The turn-end line, drawn under the last answer (0.17x) or as a rule (`─ Worked for 3s ───`). */
-const WORKED_FOR = /^\s*(?:─ )?Worked for (?:\d+h )?(?:\d+m )?\d+s\b/;
+const WORKED_FOR = /^\s*(?:─ )?Worked for (?:\d+h )?(?:\d+m )?<?\d+s\b/;
+/** A tip Codex draws under an answer (`└ Tip: Press f3 to search this conversation.`): not the answer. */
+const TIP = /^\s*└ Tip: /;
+/** The cell a compaction leaves (0.171: `• Context compacted · 0s`): a notice, not an answer. */
+const COMPACTED = /^Context compacted\b/;
 /** The status line shown while a turn waits for its first token. */
 const WORKING = /^[•◦] Working(?: \(|$)/;
 /** Lines only the approval and question dialogs draw; the dialog starts at the first of them. */
@@ -77,6 +81,9 @@ function parseBlocks(lines: readonly string[]): ParsedMessage[] {
       current = start;
       blocks.push(current);
     } else if (WORKED_FOR.test(line)) {
+      current = undefined;
+    } else if (TIP.test(line)) {
+      // Not part of the cell above it (it ends the cell).
       current = undefined;
     } else if (current && (isBlank(line) || line.startsWith(" "))) {
       current.lines.push(line);
@@ -124,6 +131,7 @@ function toMessages(block: Block): ParsedMessage[] {
     case "warning":
       return [{ role: ChatRole.SYSTEM, text: text() }];
     case "bullet":
+      if (COMPACTED.test(block.lines[0] ?? "")) return [{ role: ChatRole.SYSTEM, text: "Context compacted" }];
       return [toolMessage(block.lines) ?? { role: ChatRole.ASSISTANT, text: text() }].filter(
         (m) => m.text !== "" || m.role === ChatRole.TOOL,
       );

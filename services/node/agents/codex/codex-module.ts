@@ -121,6 +121,8 @@ export class CodexModule implements AgentModule {
       lastActivity: fresh ? new Date(fresh.mtimeMs) : undefined,
       lastUserTurn: state?.lastUserTurn ?? "",
       hasNativeLog: true,
+      chatLog: path ? { path, session: "" } : undefined,
+      chatLogDetail: bound.how,
       statePaths: [path ? dirname(path) : (rolloutFolders(home, processStart)[0] ?? join(home, "sessions"))],
     };
   }

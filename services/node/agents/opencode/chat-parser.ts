@@ -35,6 +35,8 @@ const FOLD_HINT = /^(?:Click to (?:expand|collapse)|…)$/;
 const INLINE_TOOL = /^([→←✱%◇◈⚙│$]) (.*)$/;
 /** The name and version some builds draw above the conversation. */
 const VERSION_BANNER = /^opencode \d+\.\d+\.\d+$/;
+/** The divider a compaction draws (1.18); the summary under it, up to its footer, is not an answer. */
+const COMPACTION_DIVIDER = /^─{3,} Compaction ─{3,}$/;
 /** How far above the bottom the prompt box or a permission request may start. */
 const BOTTOM_PANE_LINES = 40;
 
@@ -68,8 +70,22 @@ function parseLines(lines: readonly string[]): ParsedMessage[] {
     if (text !== "") out.push({ role: ChatRole.ASSISTANT, text });
     prose = [];
   };
+  let summary = false;
   for (let i = 0; i < lines.length; ) {
     const line = lines[i] ?? "";
+    if (COMPACTION_DIVIDER.test(line.trim())) {
+      flush();
+      out.push({ role: ChatRole.SYSTEM, text: "Compaction" });
+      summary = true;
+      i++;
+      continue;
+    }
+    if (summary) {
+      // The compaction's summary runs up to its turn footer (`▣  Compaction · model · 71ms`).
+      if (TURN_FOOTER.test(line.trim())) summary = false;
+      i++;
+      continue;
+    }
     if (PANEL.test(line)) {
       const panel: string[] = [];
       for (; i < lines.length && PANEL.test(lines[i] ?? ""); i++) panel.push(PANEL.exec(lines[i] ?? "")?.[1] ?? "");

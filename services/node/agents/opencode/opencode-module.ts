@@ -97,6 +97,8 @@ export class OpencodeModule implements AgentModule {
       lastActivity: current ? new Date(current.updatedMs) : undefined,
       lastUserTurn: state?.userMessageId ?? "",
       hasNativeLog: true,
+      chatLog: bound.id ? { path, session: bound.id } : undefined,
+      chatLogDetail: bound.how,
       statePaths: [dirname(path)],
     };
   }
