@@ -276,6 +276,51 @@ describe("the dashboard against a real Hub", () => {
   );
 
   it(
+    "opens a long conversation on its newest page and reads earlier pages as the person scrolls up",
+    async () => {
+      // Quick turns: only the length of the conversation matters here.
+      await f.sessions.createSession({
+        parent: "nodes/local",
+        sessionId: "long-talk",
+        cwd: f.dir,
+        command: ["env", "STANDIN_THINK_MS=10", "STANDIN_TURN_MS=20", "claude"],
+      });
+      const name = "nodes/local/sessions/long-talk";
+      await waitFor(
+        async () => (await f.tmux.run("capture-pane", "-p", "-t", "=long-talk:")).includes("? for shortcuts"),
+        "the claude stand-in's input box",
+      );
+      // More prompts and answers than one page holds (CHAT_PAGE_SIZE, 50 messages).
+      const PROMPTS = 30;
+      for (let i = 1; i <= PROMPTS; i++) {
+        await f.sessions.sendChatMessage({ name, text: `question ${i}` });
+        await waitFor(
+          async () =>
+            (await f.sessions.getChat({ name, pageSize: 2 })).messages.some((m) => m.text === `Done: question ${i}`),
+          `the answer to question ${i}`,
+        );
+      }
+      const v = await page();
+      await f.login(v.page, "/sessions/local/long-talk/chat");
+      const newest = v.page.locator("sa-chat-view .msg-assistant", { hasText: `Done: question ${PROMPTS}` });
+      await newest.waitFor();
+      const firstPrompt = v.page.locator("sa-chat-view .msg-user .msg-text", { hasText: /^question 1$/ });
+      expect(await firstPrompt.count()).toBe(0);
+      // Scrolling to the top reads earlier pages until the first prompt is there, once.
+      await waitFor(async () => {
+        await v.page.locator("sa-chat-view .chat-log").evaluate((el) => {
+          el.scrollTop = 0;
+        });
+        return (await firstPrompt.count()) > 0;
+      }, "the first prompt after scrolling up");
+      const texts = await v.page.locator("sa-chat-view .msg-user .msg-text").allTextContents();
+      expect(texts).toEqual(Array.from({ length: PROMPTS }, (_, i) => `question ${i + 1}`));
+      expect(await v.page.locator("sa-chat-view .chat-older").count()).toBe(0);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     "sends a three-line chat message as one message, and keeps chat off (with the reason) for system sessions",
     async () => {
       await f.sessions.createSession({ parent: "nodes/local", sessionId: "chatty", cwd: f.dir, command: ["claude"] });
