@@ -9,6 +9,7 @@ import { SessionService } from "../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../services/common/bearer.js";
 import { TestViewer } from "../services/node/terminal/test-viewer.js";
+import { NEXT_COMMAND, type TmuxArgument } from "../services/node/tmux/client.js";
 import { type ServerProcess, startServerProcess } from "../test/support/servers.js";
 import { createTestTmux, type TestTmux } from "../test/support/tmux.js";
 import { waitFor } from "../test/support/wait.js";
@@ -129,12 +130,12 @@ async function createSessions(node: LoadNode, dir: string): Promise<void> {
   }
   const CHUNK = 50;
   for (let i = 0; i < commands.length; i += CHUNK) {
-    const args: string[] = [];
+    const args: TmuxArgument[] = [];
     for (const [name, command] of commands.slice(i, i + CHUNK)) {
-      if (args.length > 0) args.push(";");
+      if (args.length > 0) args.push(NEXT_COMMAND);
       args.push("new-session", "-d", "-s", name as string, "-x", "100", "-y", "30", command as string);
     }
-    await node.tmux.run(...args);
+    await node.tmux.client.run(args);
   }
 }
 

@@ -21,18 +21,19 @@ const FLOOD_MS = 1_000;
 const IDLE_ATTACHMENTS = 16;
 /** Sessions the idle attachments spread over (the per-session limit is 8). */
 const IDLE_SESSIONS = 4;
-const SHELL = ["env", "PS1=READY> ", "bash", "--norc", "--noprofile"];
+export const SHELL = ["env", "PS1=READY> ", "bash", "--norc", "--noprofile"];
 const NODE_TOKEN = "bench-node-token";
 
 /** A way to type into a session and watch its output: the API or a direct node-pty `tmux attach`. */
-interface Path {
+export interface Path {
   type(data: string): void;
   /** Resolves when output received after this call contains `marker`. */
   next(marker: string): Promise<void>;
   close(): void;
 }
 
-function percentile(sorted: number[], p: number): number {
+/** The `p`th percentile of sorted samples. */
+export function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
@@ -63,7 +64,11 @@ function watcher() {
   };
 }
 
-async function apiPath(client: ReturnType<typeof createClient<typeof TerminalStream>>, name: string): Promise<Path> {
+/** A viewer over the Node API as browsers use it: Attach for output, one SendInput call per keystroke. */
+export async function apiPath(
+  client: ReturnType<typeof createClient<typeof TerminalStream>>,
+  name: string,
+): Promise<Path> {
   const viewer = await TestViewer.attach(client, { name, cols: 120, rows: 40 });
   const w = watcher();
   const decoder = new TextDecoder();
@@ -85,7 +90,7 @@ async function apiPath(client: ReturnType<typeof createClient<typeof TerminalStr
 const CONNECT_ACK_EVERY_BYTES = 8 * 1024;
 
 /** The same over the bidi `Connect` stream (what the Hub and `staragent attach` use): no call per key. */
-async function connectPath(
+export async function connectPath(
   client: ReturnType<typeof createClient<typeof TerminalStream>>,
   name: string,
 ): Promise<Path> {
@@ -139,7 +144,8 @@ async function connectPath(
   };
 }
 
-function directPath(tmux: TestTmux, session: string): Path {
+/** A direct node-pty running `tmux attach-session`: the floor every API path is compared with. */
+export function directPath(tmux: TestTmux, session: string): Path {
   const env = { ...tmux.client.environment, TERM: "xterm-256color" };
   const term = pty.spawn("tmux", tmux.client.argv(["attach-session", "-t", `=${session}`]), {
     cols: 120,
@@ -158,7 +164,8 @@ function directPath(tmux: TestTmux, session: string): Path {
   };
 }
 
-async function echoLatency(path: Path): Promise<number[]> {
+/** Keystroke echo times (ms, sorted): each letter timed from typing it to seeing it in the output. */
+export async function echoLatency(path: Path): Promise<number[]> {
   const times: number[] = [];
   const letters = "abcdefghijklmnopqrstuvwxyz";
   for (let i = 0; i < KEYSTROKES; i++) {

@@ -38,6 +38,12 @@ export const NODE_CALL_TIMEOUT_MS = 5_000;
 const NODE_PING_INTERVAL_MS = 2_000;
 /** How long a keepalive PING may go unanswered before the connection counts as dead (as a health check). */
 const NODE_PING_TIMEOUT_MS = 5_000;
+/**
+ * Compression the Hub accepts from Nodes: none. Lists (about 25 KB per 100 sessions) and terminal
+ * output cross a LAN or tailnet, where gzip costs both processes more CPU per call than it saves in
+ * time; answers to browsers and scripts are still compressed when they ask.
+ */
+const NODE_ACCEPT_COMPRESSION: [] = [];
 
 /**
  * A bearer token as the Hub sends it: printable ASCII without spaces (what `Bearer <token>` may
@@ -371,6 +377,7 @@ export class NodeRegistry {
       interceptors: [bearerInterceptor(node.token)],
       defaultTimeoutMs: undefined,
       sessionManager: connection,
+      acceptCompression: NODE_ACCEPT_COMPRESSION,
     });
     return { transport, connection };
   }
