@@ -26,6 +26,11 @@ export function systemSessionName(service: SystemService): string {
 const START_TIMEOUT_MS = 20_000;
 /** How long `stop` waits for a service to end after SIGTERM (a Hub lets its viewers go in about 2 s). */
 const STOP_TIMEOUT_MS = 10_000;
+/**
+ * How long `start` waits for the exit status of a service that exited at once: tmux marks the pane
+ * dead when its output ends and learns the status when it reaps the process, a moment later.
+ */
+const EXIT_STATUS_WAIT_MS = 2_000;
 /** How often start and stop look at the pane while they wait. */
 const POLL_MS = 100;
 /** Lines of a pane's output shown when its service exited. */
@@ -270,12 +275,21 @@ export class SystemSessions {
     };
   }
 
-  /** Waits until the service is up (or at most START_TIMEOUT_MS), or until its process ended. */
+  /**
+   * Waits until the service is up (or at most START_TIMEOUT_MS), or until its process ended (and then
+   * for its exit status, which tmux learns a moment after the pane's output ends).
+   */
   private async waitUntilUp(service: SystemService, ready: () => Promise<boolean>): Promise<SystemState> {
     const deadline = Date.now() + START_TIMEOUT_MS;
+    let exitedAt: number | undefined;
     for (;;) {
       const state = await this.status(service);
-      if (state.state !== "running" || state.url !== undefined || (await ready())) return state;
+      if (state.state === "exited") {
+        exitedAt ??= Date.now();
+        if (state.exitStatus !== undefined || Date.now() - exitedAt >= EXIT_STATUS_WAIT_MS) return state;
+      } else if (state.state !== "running" || state.url !== undefined || (await ready())) {
+        return state;
+      }
       if (Date.now() >= deadline) return state;
       await sleep(POLL_MS);
     }
