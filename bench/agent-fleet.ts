@@ -37,8 +37,12 @@ export interface FleetSession {
   readonly cwd: string;
 }
 
-/** A real Hub over a private tmux server with idle stand-in agent sessions after one completed turn each. */
+/**
+ * A real Hub (or a Node, with `node`) over a private tmux server with idle stand-in agent sessions after
+ * one completed turn each.
+ */
 export interface AgentFleet {
+  /** The server process: a Hub, or the Node named in `startAgentFleet`'s options. */
   readonly hub: ServerProcess;
   readonly tmux: TestTmux;
   readonly client: Client<typeof SessionService>;
@@ -62,13 +66,18 @@ export function sessionClient(url: string): Client<typeof SessionService> {
   return createClient(SessionService, transport);
 }
 
+/** The token a fleet's server accepts (as a Hub's user token, or a Node's node token). */
+export const FLEET_TOKEN = TOKEN;
+
 /**
  * Starts `count` stand-in sessions (claude, codex, opencode in turn; the first half two of one CLI per
- * folder, the rest each in its own folder) under a real Hub on a private tmux socket, completes one turn
- * in each (each with its own prompt, as people type) so real native logs exist, and marks every
- * completion seen, so the fleet ends idle. Cleans up everything it started when setup fails.
+ * folder, the rest each in its own folder) under a real Hub on a private tmux socket (or a Node named
+ * `options.node`, for a Hub elsewhere to reach), completes one turn in each (each with its own prompt,
+ * as people type) so real native logs exist, and marks every completion seen, so the fleet ends idle.
+ * Cleans up everything it started when setup fails.
  */
-export async function startAgentFleet(count: number): Promise<AgentFleet> {
+export async function startAgentFleet(count: number, options: { node?: string } = {}): Promise<AgentFleet> {
+  const nodeName = options.node ?? "local";
   const dir = await realpath(await mkdtemp(join(tmpdir(), "sa-bench-fleet-")));
   const home = join(dir, "user");
   const env = {
@@ -94,7 +103,13 @@ export async function startAgentFleet(count: number): Promise<AgentFleet> {
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    hub = await startServerProcess({ kind: "hub", tmuxSocket: tmux.socketName, token: TOKEN, env: processEnv });
+    hub = await startServerProcess({
+      kind: options.node ? "node" : "hub",
+      tmuxSocket: tmux.socketName,
+      token: TOKEN,
+      env: processEnv,
+      args: options.node ? ["--name", options.node] : [],
+    });
     const client = sessionClient(hub.url);
     const sessions: FleetSession[] = [];
     const shared = Math.floor(count / 2 / INSTANCES_PER_SHARED_FOLDER) * INSTANCES_PER_SHARED_FOLDER;
@@ -105,10 +120,10 @@ export async function startAgentFleet(count: number): Promise<AgentFleet> {
       const tmuxName = `agent-${String(i).padStart(3, "0")}`;
       const cwd = join(dir, "projects", i < shared ? `shared-${String(group).padStart(3, "0")}` : tmuxName);
       await mkdir(cwd, { recursive: true });
-      await client.createSession({ parent: "nodes/local", sessionId: tmuxName, cwd, command: [cli] });
-      sessions.push({ tmuxName, name: `nodes/local/sessions/${tmuxName}`, cli, cwd });
+      await client.createSession({ parent: `nodes/${nodeName}`, sessionId: tmuxName, cwd, command: [cli] });
+      sessions.push({ tmuxName, name: `nodes/${nodeName}/sessions/${tmuxName}`, cli, cwd });
     }
-    const list = async () => (await client.listSessions({ parent: "nodes/local", pageSize: PAGE_SIZE })).sessions;
+    const list = async () => (await client.listSessions({ parent: `nodes/${nodeName}`, pageSize: PAGE_SIZE })).sessions;
     const all = (sessionsNow: Session[], reason: StatusReason) =>
       sessionsNow.length === count && sessionsNow.every((s) => s.statusReason === reason);
     await waitFor(async () => all(await list(), StatusReason.NO_TURN), "every stand-in started", SETUP_TIMEOUT_MS, 500);

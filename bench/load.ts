@@ -135,7 +135,7 @@ async function createSessions(node: LoadNode, dir: string): Promise<void> {
       if (args.length > 0) args.push(NEXT_COMMAND);
       args.push("new-session", "-d", "-s", name as string, "-x", "100", "-y", "30", command as string);
     }
-    await node.tmux.run(...args);
+    await node.tmux.client.run(args);
   }
 }
 

@@ -116,7 +116,7 @@ function pause(minMs: number, maxMs: number): Promise<void> {
 }
 
 /** The lines that open and complete one turn in the session's native log, in its CLI's format. */
-function turnRecords(session: FleetSession): { open: string; complete: string; completionId: string } {
+export function turnRecords(session: FleetSession): { open: string; complete: string; completionId: string } {
   const line = (record: Record<string, unknown>) => `${JSON.stringify(record)}\n`;
   const timestamp = () => new Date().toISOString();
   if (session.cli === "codex") {

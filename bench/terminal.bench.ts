@@ -90,7 +90,7 @@ export async function apiPath(
 const CONNECT_ACK_EVERY_BYTES = 8 * 1024;
 
 /** The same over the bidi `Connect` stream (what the Hub and `staragent attach` use): no call per key. */
-async function connectPath(
+export async function connectPath(
   client: ReturnType<typeof createClient<typeof TerminalStream>>,
   name: string,
 ): Promise<Path> {
@@ -144,7 +144,8 @@ async function connectPath(
   };
 }
 
-function directPath(tmux: TestTmux, session: string): Path {
+/** A direct node-pty running `tmux attach-session`: the floor every API path is compared with. */
+export function directPath(tmux: TestTmux, session: string): Path {
   const env = { ...tmux.client.environment, TERM: "xterm-256color" };
   const term = pty.spawn("tmux", tmux.client.argv(["attach-session", "-t", `=${session}`]), {
     cols: 120,

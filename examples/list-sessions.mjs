@@ -8,6 +8,7 @@
 import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { rootCertificates } from "node:tls";
 import { fileURLToPath } from "node:url";
 import grpc from "@grpc/grpc-js";
 import protoLoader from "@grpc/proto-loader";
@@ -29,8 +30,13 @@ const definition = protoLoader.loadSync("staragent/v1/session_service.proto", {
   oneofs: true,
 });
 const { staragent } = grpc.loadPackageDefinition(definition);
-// StarAgent serves gRPC over HTTP/2 cleartext on its one port (loopback by default).
-const client = new staragent.v1.SessionService(url.host, grpc.credentials.createInsecure());
+// StarAgent serves gRPC over HTTP/2 on its one port: cleartext on loopback (the default), TLS when the
+// Hub was started with --tls-cert (https://). grpc-js trusts the public roots; a self-signed Hub
+// certificate is added to them from NODE_EXTRA_CA_CERTS, as Node.js itself does.
+const extraCa = process.env.NODE_EXTRA_CA_CERTS;
+const roots = extraCa ? Buffer.from([...rootCertificates, readFileSync(extraCa, "utf8")].join("\n")) : null;
+const credentials = url.protocol === "https:" ? grpc.credentials.createSsl(roots) : grpc.credentials.createInsecure();
+const client = new staragent.v1.SessionService(url.host, credentials);
 const metadata = new grpc.Metadata();
 metadata.set("authorization", `Bearer ${token}`);
 

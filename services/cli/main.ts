@@ -52,6 +52,16 @@ const commands: Record<string, CommandEntry> = {
       };
     },
   },
+  nodes: {
+    usage: "ls [--json] | add NAME URL [--token-file FILE] | rm NAME",
+    summary: "list, add or remove the Nodes the Hub shows (the token from a file or stdin)",
+    load: async () => (await import("./nodes-command.js")).nodesCommand,
+  },
+  system: {
+    usage: "start|stop|status hub|node|tailscaled [-- ARGS...]",
+    summary: "run StarAgent's own services in their tmux sessions (staragent-hub, ...)",
+    load: async () => (await import("./system-command.js")).systemCommand,
+  },
   ls: {
     usage: "[--json] [--node NODE] [--filter 'status=review cli=claude']",
     summary: "list sessions with their status",

@@ -42,3 +42,16 @@ export function readEnvironment(env: NodeJS.ProcessEnv): EnvironmentConfig {
     origins: nonEmpty(env.STARAGENT_ORIGINS),
   };
 }
+
+/** Variables holding tokens: never passed on to processes that do not need them (tmux, its panes). */
+export const SECRET_VARIABLES = ["STARAGENT_AUTH_TOKEN", "STARAGENT_NODE_TOKEN"] as const;
+
+/**
+ * `env` without the StarAgent tokens. A tmux server takes the environment of the client that starts
+ * it as every pane's: tmux must never get them, or every agent session would inherit the tokens.
+ */
+export function withoutSecrets(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const name of SECRET_VARIABLES) delete out[name];
+  return out;
+}

@@ -1,6 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import tls from "node:tls";
 
 import type { Logger } from "./log.js";
 
@@ -49,6 +50,43 @@ export const DEFAULT_LISTENER_LIMITS: ListenerLimits = {
   maxConnections: 4_096,
 };
 
+/**
+ * What a listener speaks TLS with, when asked (`--tls-cert`, `--tls-key`): the certificate chain and
+ * its private key, in PEM. Without it the listener speaks cleartext (loopback, or behind a TLS proxy).
+ */
+export interface ListenerTls {
+  readonly cert: string | Buffer;
+  readonly key: string | Buffer;
+}
+
+/**
+ * Protocols offered in the TLS handshake (ALPN), most preferred first: browsers and gRPC clients pick
+ * HTTP/2; clients that speak only HTTP/1.1 (curl --http1.1, old tools) get it.
+ */
+const ALPN_PROTOCOLS = ["h2", "http/1.1"];
+/** Oldest TLS version accepted: TLS 1.0 and 1.1 are broken and no current browser or tool needs them. */
+const TLS_MIN_VERSION = "TLSv1.2";
+
+/** The first byte of every TLS connection (a handshake record); anything else is cleartext. */
+const TLS_HANDSHAKE_RECORD = 0x16;
+
+/**
+ * Answers a cleartext connection to a TLS port: an HTTP/1.1 request (a browser or curl given http://)
+ * gets a 400 saying to use https://, so the person sees why; anything else (an h2c client) is closed.
+ */
+function refuseCleartext(socket: net.Socket, first: Buffer): void {
+  if (first.subarray(0, 3).toString("latin1") === "PRI" || !/^[A-Z]/.test(first.toString("latin1", 0, 1))) {
+    socket.destroy();
+    return;
+  }
+  const body = "This port speaks HTTPS only: use https:// instead of http://.\n";
+  socket.resume();
+  socket.end(
+    "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n" +
+      `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
 /** A request handler that serves both HTTP/1.1 and HTTP/2 requests (what `connectNodeAdapter` returns). */
 export type DualHandler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,
@@ -61,7 +99,7 @@ export interface OnePortServer {
   readonly host: string;
   /** The bound port (useful when listening on port 0). */
   readonly port: number;
-  /** `http://host:port`, with IPv6 hosts in brackets. */
+  /** `http://host:port` (`https://` with TLS), with IPv6 hosts in brackets. */
   readonly url: string;
   /**
    * Stops accepting connections, asks HTTP/2 peers to go away, closes idle HTTP/1.1 sockets, and
@@ -72,15 +110,29 @@ export interface OnePortServer {
 
 /**
  * Listens on one TCP port and serves HTTP/1.1 (browsers: Connect, gRPC-Web, static files) and HTTP/2
- * cleartext (gRPC, Connect) with the same handler, telling them apart by the HTTP/2 client preface.
+ * (gRPC, Connect) with the same handler. In cleartext the two are told apart by the HTTP/2 client
+ * preface; with `tls`, every connection is TLS and the protocol is the one agreed in the handshake
+ * (ALPN: `h2` or `http/1.1`). The connection limits hold either way: a TLS handshake must finish
+ * within the first-bytes timeout, and connections count against the caps from their TCP accept.
  */
 export async function listenOnePort(
   handler: DualHandler,
   host: string,
   port: number,
-  options: { limits?: Partial<ListenerLimits>; log?: Logger } = {},
+  options: { limits?: Partial<ListenerLimits>; log?: Logger; tls?: ListenerTls } = {},
 ): Promise<OnePortServer> {
   const limits: ListenerLimits = { ...DEFAULT_LISTENER_LIMITS, ...options.limits };
+  // Never listens itself: connections are handed to it once they pass the caps below. Built here, so
+  // a bad certificate or key fails the start rather than every handshake.
+  const secureServer = options.tls
+    ? tls.createServer({
+        cert: options.tls.cert,
+        key: options.tls.key,
+        minVersion: TLS_MIN_VERSION,
+        ALPNProtocols: ALPN_PROTOCOLS,
+        handshakeTimeout: limits.firstBytesTimeoutMs,
+      })
+    : undefined;
   const h1 = http.createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -114,8 +166,37 @@ export async function listenOnePort(
   // http.Server tracks idle keep-alive sockets only for servers that listen themselves, so
   // closeIdleConnections() cannot see ours: count HTTP/1.1 requests in flight per socket instead.
   const h1InFlight = new Map<net.Socket, number>();
-  /** Sockets handed to the HTTP/2 server; their sessions close them on shutdown. */
+  /** Sockets handed to the HTTP/2 server (the TCP socket, also under TLS); their sessions close them on shutdown. */
   const h2Sockets = new WeakSet<net.Socket>();
+  /** With TLS: the TLS socket over each TCP socket, once its handshake is done (what HTTP reads and writes). */
+  const served = new Map<net.Socket, net.Socket>();
+  /**
+   * With TLS: TCP sockets whose handshake runs, by peer address and port (unique among the open
+   * connections of one listener; the TLS socket reports the same), with what to do once it is done.
+   */
+  const handshaking = new Map<string, { readonly socket: net.Socket; readonly done: () => void }>();
+  const peerKey = (s: net.Socket) => `${s.remoteAddress}|${s.remotePort}`;
+  // A failed or timed-out handshake (a scanner, a cleartext client, an untrusting browser): dropped.
+  secureServer?.on("tlsClientError", (_err, secure) => secure.destroy());
+  secureServer?.on("secureConnection", (secure: tls.TLSSocket) => {
+    const key = peerKey(secure);
+    const pending = handshaking.get(key);
+    handshaking.delete(key);
+    if (!pending) {
+      secure.destroy();
+      return;
+    }
+    pending.done();
+    served.set(pending.socket, secure);
+    secure.on("error", () => secure.destroy());
+    if (secure.alpnProtocol === "h2") {
+      h2Sockets.add(pending.socket);
+      h2.emit("connection", secure);
+    } else {
+      h1InFlight.set(secure, 0);
+      h1.emit("connection", secure);
+    }
+  });
   let closing = false;
   h1.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
@@ -150,12 +231,32 @@ export async function listenOnePort(
     sockets.add(socket);
     socket.once("close", () => {
       sockets.delete(socket);
-      h1InFlight.delete(socket);
+      h1InFlight.delete(served.get(socket) ?? socket);
+      served.delete(socket);
       release(peer);
     });
     // Counted from the connection's start, not from its last byte: a trickle cannot keep it.
     const sniffTimer = setTimeout(() => socket.destroy(), limits.firstBytesTimeoutMs);
     socket.once("close", () => clearTimeout(sniffTimer));
+    socket.on("error", () => socket.destroy());
+    if (secureServer) {
+      socket.once("data", (chunk: Buffer) => {
+        socket.pause();
+        socket.unshift(chunk);
+        if (chunk[0] !== TLS_HANDSHAKE_RECORD) {
+          // The first-bytes timer stays: a peer that never reads the answer is dropped all the same.
+          refuseCleartext(socket, chunk);
+          return;
+        }
+        const key = peerKey(socket);
+        handshaking.set(key, { socket, done: () => clearTimeout(sniffTimer) });
+        socket.once("close", () => {
+          if (handshaking.get(key)?.socket === socket) handshaking.delete(key);
+        });
+        secureServer.emit("connection", socket);
+      });
+      return;
+    }
     let seen = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       seen = Buffer.concat([seen, chunk]);
@@ -177,7 +278,6 @@ export async function listenOnePort(
       }
     };
     socket.on("data", onData);
-    socket.on("error", () => socket.destroy());
   });
 
   function release(peer: string): void {
@@ -200,7 +300,7 @@ export async function listenOnePort(
   return {
     host: address.address,
     port: address.port,
-    url: `http://${urlHost}:${address.port}`,
+    url: `${secureServer ? "https" : "http"}://${urlHost}:${address.port}`,
     close: async () => {
       closing = true;
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
@@ -210,8 +310,9 @@ export async function listenOnePort(
       // Idle HTTP/1.1 keep-alive sockets end now; sockets that have not said which protocol they speak
       // are dropped; HTTP/2 sockets end with their sessions.
       for (const socket of sockets) {
-        const inFlight = h1InFlight.get(socket);
-        if (inFlight === 0) socket.end();
+        const stream = served.get(socket) ?? socket;
+        const inFlight = h1InFlight.get(stream);
+        if (inFlight === 0) stream.end();
         else if (inFlight === undefined && !h2Sockets.has(socket)) socket.destroy();
       }
       const deadline = setTimeout(() => {

@@ -71,4 +71,16 @@ describe("OwnOrigins", () => {
     expect(all.isOwnHost("127.0.0.1:9000")).toBe(true);
     expect(all.isOwnHost("evil.example:9000")).toBe(false);
   });
+
+  it("with TLS, its origins are https, and a Host with the scheme's default port written out is its own", () => {
+    const secure = new OwnOrigins(["https://hub.example.com"]);
+    secure.bind("127.0.0.1", 443, "https");
+    expect(secure.isOwnOrigin("https://127.0.0.1")).toBe(true);
+    expect(secure.isOwnOrigin("https://localhost:443")).toBe(true);
+    expect(secure.isOwnOrigin("http://127.0.0.1:443")).toBe(false);
+    for (const host of ["127.0.0.1", "127.0.0.1:443", "localhost", "hub.example.com:443"]) {
+      expect(secure.isOwnHost(host)).toBe(true);
+    }
+    expect(secure.isOwnHost("127.0.0.1:80")).toBe(false);
+  });
 });

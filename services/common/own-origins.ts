@@ -54,12 +54,12 @@ export class OwnOrigins {
     for (const origin of configured) {
       const url = new URL(origin);
       this.origins.add(url.origin);
-      this.hosts.add(url.host);
+      this.addHost(url);
     }
   }
 
-  /** Adds the names of the address the server listens on; call once it listens. */
-  bind(address: string, port: number): void {
+  /** Adds the names of the address the server listens on, with its scheme; call once it listens. */
+  bind(address: string, port: number, scheme: "http" | "https" = "http"): void {
     const names = new Set(LOOPBACK_NAMES);
     const bare = address.replace(/^\[|\]$/g, "");
     if (WILDCARD_ADDRESSES.has(address) || WILDCARD_ADDRESSES.has(bare)) {
@@ -71,9 +71,9 @@ export class OwnOrigins {
       names.add(bare.includes(":") ? `[${bare}]` : bare);
     }
     for (const name of names) {
-      const url = parseUrl(`http://${name}:${port}`);
+      const url = parseUrl(`${scheme}://${name}:${port}`);
       if (!url) continue;
-      this.hosts.add(url.host);
+      this.addHost(url);
       this.origins.add(url.origin);
     }
   }
@@ -87,8 +87,20 @@ export class OwnOrigins {
   /** True when `host` (a `Host` header or HTTP/2 `:authority`) is one of the server's own names. */
   isOwnHost(host: string): boolean {
     if (host === "" || /[/@?#\s]/.test(host)) return false;
-    const url = parseUrl(`http://${host}`);
-    return url !== undefined && this.hosts.has(url.host);
+    const parts = /^(\[[^\]]*\]|[^:]*)(?::(\d+))?$/.exec(host);
+    const url = parts ? parseUrl(`http://${parts[1]}`) : undefined;
+    if (!parts || !url) return false;
+    return this.hosts.has(parts[2] === undefined ? url.hostname : `${url.hostname}:${Number(parts[2])}`);
+  }
+
+  /**
+   * Records the `Host` values naming `url`: `name:port`, and the bare name when the port is the
+   * scheme's default (browsers leave it out then).
+   */
+  private addHost(url: URL): void {
+    const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
+    this.hosts.add(`${url.hostname}:${port}`);
+    if (url.port === "") this.hosts.add(url.hostname);
   }
 
   /** A hint for refusals: how to make another name acceptable. */

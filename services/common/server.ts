@@ -9,7 +9,7 @@ import { createErrorInterceptor } from "./errors.js";
 import { FailureSlowdown } from "./failure-slowdown.js";
 import { registerHealth } from "./health.js";
 import { createHopGuard, newInstanceId, type ServerRole } from "./hops.js";
-import { type ListenerLimits, listenOnePort, type OnePortServer } from "./listener.js";
+import { type ListenerLimits, type ListenerTls, listenOnePort, type OnePortServer } from "./listener.js";
 import type { Logger } from "./log.js";
 import { OwnOrigins } from "./own-origins.js";
 import { registerReflection } from "./reflection.js";
@@ -50,6 +50,8 @@ export interface ServerOptions {
   readonly interceptors?: Interceptor[];
   /** Overrides of the connection limits (tests use short ones); DEFAULT_LISTENER_LIMITS otherwise. */
   readonly listenerLimits?: Partial<ListenerLimits>;
+  /** Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this certificate; cleartext when absent. */
+  readonly tls?: ListenerTls;
 }
 
 /** A running server. */
@@ -111,8 +113,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const listener: OnePortServer = await listenOnePort(handler, options.host, options.port, {
     limits: options.listenerLimits,
     log: options.log,
+    tls: options.tls,
   });
-  origins.bind(listener.host, listener.port);
+  origins.bind(listener.host, listener.port, options.tls ? "https" : "http");
   options.log.info("listening", { url: listener.url });
   return {
     url: listener.url,

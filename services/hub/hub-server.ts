@@ -4,6 +4,7 @@ import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { staragentRegistry } from "../common/descriptors.js";
 import { FailureSlowdown } from "../common/failure-slowdown.js";
 import { newInstanceId } from "../common/hops.js";
+import type { ListenerTls } from "../common/listener.js";
 import type { Logger } from "../common/log.js";
 import { OwnOrigins } from "../common/own-origins.js";
 import { type RunningServer, startServer } from "../common/server.js";
@@ -37,6 +38,10 @@ export interface HubServerOptions {
   readonly origins?: readonly string[];
   /** Attachments one caller may hold through the Hub (default MAX_HUB_ATTACHMENTS_PER_CALLER). */
   readonly maxAttachmentsPerCaller?: number;
+  /** Serve HTTPS (HTTP/2 and HTTP/1.1) with this certificate, and `Secure` cookies; cleartext when absent. */
+  readonly tls?: ListenerTls;
+  /** Certificates (PEM) trusted for `https://` Node URLs besides the public roots (`--node-ca`). */
+  readonly nodeCa?: string;
 }
 
 /** A running Hub. */
@@ -62,6 +67,7 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
     log: options.log.child("nodes"),
     commandLineNodes: options.commandLineNodes ?? [],
     commandLineToken: options.nodeToken,
+    nodeCa: options.nodeCa,
   });
   await registry.load();
   const terminal = new HubTerminalProxy(registry, options.log.child("terminal"), options.maxAttachmentsPerCaller);
@@ -75,6 +81,7 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
       instanceId,
       host: options.host,
       port: options.port,
+      tls: options.tls,
       routes: (router) => {
         router.service(SessionService, new HubSessionService(registry, options.log.child("sessions")));
         router.service(NodeService, new HubNodeService(registry));
@@ -96,6 +103,7 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
         slowdown,
         origins,
         log: options.log.child("web"),
+        secureCookies: options.tls !== undefined,
       }),
     });
   } catch (err) {

@@ -1,10 +1,12 @@
 import { hostname, networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { warnIfCleartextBeyondLoopback } from "../common/cleartext-warning.js";
 import { DEFAULT_HOST, DEFAULT_HUB_PORT, readEnvironment } from "../common/config.js";
 import { createLogger, parseLogLevel } from "../common/log.js";
 import { parseOrigins } from "../common/own-origins.js";
 import { packageRoot } from "../common/package-root.js";
+import { readServerTls, readTrustedCertificates } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine, createTerminal, NODE_ID_PATTERN } from "../node/index.js";
 import { parsePort, waitForSignal } from "../node/main.js";
@@ -24,6 +26,9 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
       host: { type: "string", default: DEFAULT_HOST },
       port: { type: "string", default: String(DEFAULT_HUB_PORT) },
       node: { type: "string", multiple: true, default: [] },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
+      "node-ca": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -35,6 +40,8 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
   const config = readEnvironment(env);
   const port = parsePort(values.port);
   const nodes = values.node.map(parseNodeFlag);
+  const tls = await readServerTls(values["tls-cert"], values["tls-key"]);
+  const nodeCa = values["node-ca"] === undefined ? undefined : await readTrustedCertificates(values["node-ca"]);
   const log = createLogger("hub", parseLogLevel(config.logLevel));
   const tokenFile = join(config.home, "auth_token");
   const token = config.authToken
@@ -68,6 +75,8 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     origins: config.origins === undefined ? [] : parseOrigins(config.origins, "STARAGENT_ORIGINS"),
     nodeToken,
     terminal,
+    tls,
+    nodeCa,
   });
   const loop = nodes.find((node) => leadsToThisHub(node.url, values.host, hub.port));
   if (loop) {
@@ -77,6 +86,7 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
       `--node ${loop.id}=${loop.url}: that is this Hub's own address; give the address the Node listens on ('staragent node' prints it)`,
     );
   }
+  if (!tls) warnIfCleartextBeyondLoopback(values.host, log);
   const where = config.authToken
     ? "from STARAGENT_AUTH_TOKEN"
     : `in ${tokenFile}${token.created ? " (generated now)" : ""}`;
@@ -123,10 +133,16 @@ function parseNodeFlag(value: string): { id: string; url: string } {
 }
 
 const HUB_HELP = `Usage: staragent hub [--host 127.0.0.1] [--port 8080] [--node NAME=URL ...]
+                     [--tls-cert FILE --tls-key FILE] [--node-ca FILE]
 
 Serves the StarAgent dashboard and API for this machine's tmux sessions (node
 'local') and for the Nodes named with --node (reached with $STARAGENT_NODE_TOKEN)
 or added later with 'staragent nodes add'. Every call needs the user token:
 $STARAGENT_AUTH_TOKEN, or $STARAGENT_HOME/auth_token (generated on first start,
 mode 0600). Binds to loopback unless --host says otherwise.
+
+  --tls-cert, --tls-key  serve HTTPS (HTTP/2 and HTTP/1.1) with this certificate
+                         and key (PEM); login cookies are then Secure
+  --node-ca FILE         also trust these certificates (PEM) for https:// Node
+                         URLs, e.g. a Node's self-signed certificate
 `;

@@ -27,6 +27,16 @@ describe("classifyNodeError", () => {
     const hub = new ConnectError("not found", Code.NotFound, { [SERVER_ROLE_HEADER]: "hub" });
     expect(classifyNodeError(hub)).toBe("not-a-node");
   });
+
+  it("tells a certificate the Hub does not trust, and a Node without TLS, from a Node that is gone", () => {
+    const tlsError = (code: string) =>
+      new ConnectError("tls failed", Code.Internal, undefined, undefined, Object.assign(new Error(code), { code }));
+    expect(classifyNodeError(tlsError("DEPTH_ZERO_SELF_SIGNED_CERT"))).toBe("untrusted-certificate");
+    expect(classifyNodeError(tlsError("ERR_TLS_CERT_ALTNAME_INVALID"))).toBe("untrusted-certificate");
+    expect(classifyNodeError(tlsError("CERT_HAS_EXPIRED"))).toBe("untrusted-certificate");
+    expect(classifyNodeError(tlsError("ERR_SSL_WRONG_VERSION_NUMBER"))).toBe("not-tls");
+    expect(classifyNodeError(tlsError("ECONNREFUSED"))).toBe("answer");
+  });
 });
 
 describe("describeProblem", () => {
@@ -38,5 +48,7 @@ describe("describeProblem", () => {
     );
     expect(describeProblem("wrong-node", node, "this is node w2")).toMatch(/is not w1 .* --name w1$/);
     expect(describeProblem("loop", node, "")).toMatch(/leads back to this Hub/);
+    expect(describeProblem("untrusted-certificate", node, "self-signed certificate")).toMatch(/--node-ca FILE/);
+    expect(describeProblem("not-tls", node, "wrong version number")).toMatch(/serves http:\/\/, not https:\/\//);
   });
 });

@@ -5,9 +5,19 @@ import { refusalOf } from "../common/refusals.js";
 /**
  * Why the Hub cannot use a Node right now. `unreachable` passes by itself (the Hub keeps checking);
  * the others need a person: a token the Node refuses, a Node serving another name, a URL that leads
- * back to the Hub or to another Hub, a token that cannot be sent, a Node failing its health check.
+ * back to the Hub or to another Hub, a token that cannot be sent, a Node failing its health check, a
+ * TLS connection the Hub refuses (a certificate it does not trust, or no TLS on the other end).
  */
-export type NodeProblem = "unreachable" | "refused" | "wrong-node" | "loop" | "not-a-node" | "bad-token" | "unhealthy";
+export type NodeProblem =
+  | "unreachable"
+  | "refused"
+  | "wrong-node"
+  | "loop"
+  | "not-a-node"
+  | "bad-token"
+  | "unhealthy"
+  | "untrusted-certificate"
+  | "not-tls";
 
 /** What a failed call to a Node means for the Hub. */
 export type NodeFailure = NodeProblem | "answer";
@@ -18,6 +28,8 @@ export type NodeFailure = NodeProblem | "answer";
  * request, such as NOT_FOUND for a session, to pass on unchanged).
  */
 export function classifyNodeError(error: unknown): NodeFailure {
+  const tls = tlsFailure(error);
+  if (tls) return tls;
   if (!(error instanceof ConnectError)) return "unreachable";
   const refusal = refusalOf(error);
   if (refusal === "loop") return "loop";
@@ -31,6 +43,23 @@ export function classifyNodeError(error: unknown): NodeFailure {
   // connection went.
   if (error.code === Code.Canceled || error.code === Code.Aborted) return "unreachable";
   return "answer";
+}
+
+/** OpenSSL's and Node's codes for a server certificate the client does not accept. */
+const CERTIFICATE_CODES =
+  /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|CERT_\w+|ERR_TLS_CERT_ALTNAME_INVALID)$/;
+/** Codes of a TLS client that met something other than TLS (an http:// Node given as https://). */
+const NOT_TLS_CODES = /^(ERR_SSL_WRONG_VERSION_NUMBER|ERR_SSL_PACKET_LENGTH_TOO_LONG|EPROTO)$/;
+
+/** A TLS failure in `error` or its causes: the Node's certificate refused, or no TLS at the other end. */
+function tlsFailure(error: unknown): "untrusted-certificate" | "not-tls" | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code !== "string") continue;
+    if (CERTIFICATE_CODES.test(code)) return "untrusted-certificate";
+    if (NOT_TLS_CODES.test(code)) return "not-tls";
+  }
+  return undefined;
 }
 
 /** The text of an error, for people (never a token: see `NodeRegistry`, which scrubs them). */
@@ -70,5 +99,13 @@ export function describeProblem(
       );
     case "unhealthy":
       return `the Node at ${node.url} fails its health check (${why})`;
+    case "untrusted-certificate":
+      return (
+        `the Hub does not trust the certificate of ${node.url} (${why}): start the Hub with --node-ca FILE ` +
+        "naming the Node's certificate (or the CA that signed it), or with NODE_EXTRA_CA_CERTS=FILE; the URL's " +
+        "host must be a name the certificate holds"
+      );
+    case "not-tls":
+      return `${node.url} does not answer in TLS (${why}): the Node serves http://, not https:// (or give it --tls-cert and --tls-key)`;
   }
 }

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { rootCertificates } from "node:tls";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
@@ -37,6 +38,12 @@ export const NODE_CALL_TIMEOUT_MS = 5_000;
 const NODE_PING_INTERVAL_MS = 2_000;
 /** How long a keepalive PING may go unanswered before the connection counts as dead (as a health check). */
 const NODE_PING_TIMEOUT_MS = 5_000;
+/**
+ * Compression the Hub accepts from Nodes: none. Lists (about 25 KB per 100 sessions) and terminal
+ * output cross a LAN or tailnet, where gzip costs both processes more CPU per call than it saves in
+ * time; answers to browsers and scripts are still compressed when they ask.
+ */
+const NODE_ACCEPT_COMPRESSION: [] = [];
 
 /**
  * A bearer token as the Hub sends it: printable ASCII without spaces (what `Bearer <token>` may
@@ -93,6 +100,11 @@ export interface NodeRegistryOptions {
   readonly commandLineToken: string | undefined;
   /** This Hub's instance id (`staragent-via`), so calls that would come back to it are refused. */
   readonly instanceId: string;
+  /**
+   * Certificates (PEM) to trust for `https://` Node URLs besides the public roots (`--node-ca`): a
+   * Node's self-signed certificate, or the private CA that signed it.
+   */
+  readonly nodeCa?: string;
 }
 
 /** A remote node's private parts: its token (to scrub from messages) and its health check. */
@@ -353,15 +365,19 @@ export class NodeRegistry {
   }
 
   private transportFor(node: StoredNode): { transport: Transport; connection: Http2SessionManager } {
-    const connection = new Http2SessionManager(node.url, {
-      pingIntervalMs: NODE_PING_INTERVAL_MS,
-      pingTimeoutMs: NODE_PING_TIMEOUT_MS,
-    });
+    const secure = node.url.startsWith("https:") && this.options.nodeCa !== undefined;
+    const connection = new Http2SessionManager(
+      node.url,
+      { pingIntervalMs: NODE_PING_INTERVAL_MS, pingTimeoutMs: NODE_PING_TIMEOUT_MS },
+      // Added to the public roots, never instead of them (NODE_EXTRA_CA_CERTS, when set, is the other way).
+      secure ? { ca: [...rootCertificates, this.options.nodeCa as string] } : undefined,
+    );
     const transport = createGrpcTransport({
       baseUrl: node.url,
       interceptors: [bearerInterceptor(node.token)],
       defaultTimeoutMs: undefined,
       sessionManager: connection,
+      acceptCompression: NODE_ACCEPT_COMPRESSION,
     });
     return { transport, connection };
   }

@@ -71,6 +71,11 @@ export interface WebOptions {
   /** The Hub's own origins and names, shared with the RPC interceptor. */
   readonly origins: OwnOrigins;
   readonly log: Logger;
+  /**
+   * True when the Hub itself serves HTTPS: its cookies are then `Secure` (never sent over cleartext).
+   * Behind a TLS proxy (`tailscale serve`), cookies are `Secure` when the login page's origin is https.
+   */
+  readonly secureCookies?: boolean;
 }
 
 /** `Sec-Fetch-Site` values of requests a page of this origin (or the user, typing) made. */
@@ -93,6 +98,11 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
     };
     const url = new URL(req.url ?? "/", "http://hub");
     const method = req.method ?? "GET";
+    // Browsers name the page's origin on every POST: an https page (the Hub's TLS, or a TLS proxy in
+    // front of it) gets a cookie that is never sent over cleartext.
+    const cookieAttributes = `HttpOnly; SameSite=Strict; Path=/${
+      options.secureCookies === true || headerText(req.headers.origin).startsWith("https://") ? "; Secure" : ""
+    }`;
     void (async () => {
       const host = headerText(req.headers.host ?? req.headers[":authority"]);
       if (!options.origins.isOwnHost(host)) {
@@ -126,7 +136,7 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
       if (url.pathname === "/logout" && method === "POST") {
         return send(303, "", {
           location: "/login",
-          "set-cookie": `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`,
+          "set-cookie": `${SESSION_COOKIE}=; ${cookieAttributes}; Max-Age=0`,
         });
       }
       if (method !== "GET" && method !== "HEAD")
@@ -167,7 +177,7 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
       options.log.info("browser login", { peer });
       return send(303, "", {
         location: "/",
-        "set-cookie": `${SESSION_COOKIE}=${cookie}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_LIFETIME_MS / 1000}`,
+        "set-cookie": `${SESSION_COOKIE}=${cookie}; ${cookieAttributes}; Max-Age=${SESSION_LIFETIME_MS / 1000}`,
       });
     }
 

@@ -1,3 +1,4 @@
+import { withoutSecrets } from "../common/config.js";
 import type { Logger } from "../common/log.js";
 import { AGENT_MODULES } from "./agents/index.js";
 import { MachineChat } from "./chat/machine-chat.js";
@@ -19,7 +20,8 @@ export interface MachineConfig {
 
 /** Builds the machine backend (tmux client, state files, status engine, chat) for one machine. */
 export function createMachine(config: MachineConfig): { machine: Machine; tmux: TmuxClient; chat: MachineChat } {
-  const tmux = new TmuxClient({ socketName: config.tmuxSocket, env: config.env });
+  // A tmux server this client starts gives its environment to every pane: never the tokens.
+  const tmux = new TmuxClient({ socketName: config.tmuxSocket, env: withoutSecrets(config.env) });
   const inspector = new StatusEngine({ tmux, agents: AGENT_MODULES, nodeEnv: config.env });
   const machine = new Machine({
     nodeName: config.nodeName,

@@ -9,6 +9,17 @@ export { MAX_PAGE_SIZE, paginate } from "./pagination.js";
 export { parseSessionFilter } from "./session-filter.js";
 export { type ChatBackend, MachineSessionService } from "./session-service.js";
 export { JsonFile } from "./store/json-file.js";
+export { putLaunchSecrets, secretsFile, takeLaunchSecrets } from "./system/launch-secrets.js";
+export { runnableService, runSystemCommand } from "./system/system-main.js";
+export {
+  SYSTEM_SERVICES,
+  SystemError,
+  type SystemService,
+  SystemSessions,
+  type SystemState,
+  systemSessionName,
+} from "./system/system-sessions.js";
+export { planTailscaled, probeTailscaledHost, TAILSCALED_INSTALL_HINT } from "./system/tailscaled.js";
 export { createTerminal, type MachineTerminal, type TerminalConfig } from "./terminal/create-terminal.js";
 export {
   LOCAL_NODE_ID,

@@ -18,6 +18,7 @@ import {
 import { AsyncQueue, sleep } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
 import { validateCommand, validateCwd, validateNewSessionId } from "./create-session-input.js";
+import { ModelReads } from "./model-reads.js";
 import type { SessionInspector, SessionObservation } from "./status/observation.js";
 import type { AdoptedSession, StateFiles } from "./store/state-files.js";
 import { type TmuxClient, TmuxError } from "./tmux/client.js";
@@ -70,7 +71,8 @@ export interface CreateSessionInput {
 /**
  * One machine's sessions: the in-memory model over tmux and the native logs, and every operation on
  * them. Both the Node server and the Hub (for its own machine) run one. tmux is the source of truth:
- * every read starts from `list-panes`, and nothing here keeps sessions tmux does not have.
+ * every model is read from `list-panes`, and nothing here keeps sessions tmux does not have. While the
+ * watch loop runs, reads are answered from its model (`model-reads.ts`); changes made here refresh first.
  */
 export class Machine {
   private readonly statusSince = new Map<string, { status: number; since: Date }>();
@@ -89,24 +91,29 @@ export class Machine {
   private seenCache: Map<string, string> | undefined;
 
   private readonly probe: TmuxServerProbe;
+  private readonly reads: ModelReads<Map<string, Session>>;
 
   constructor(private readonly options: MachineOptions) {
     this.probe = new TmuxServerProbe(options.tmux);
+    this.reads = new ModelReads({
+      read: () => this.readModel(),
+      live: () => this.loop !== undefined && this.watchers.size > 0,
+    });
   }
 
   get nodeName(): string {
     return this.options.nodeName;
   }
 
-  /** Every session, ordered by name, read fresh from tmux. */
+  /** Every session, ordered by name: the watch loop's model while it is fresh, else read from tmux. */
   async listSessions(): Promise<Session[]> {
-    const model = await this.refresh();
+    const model = await this.reads.current();
     return [...model.values()];
   }
 
   /** One session by tmux name; NOT_FOUND when tmux has no such session. */
   async getSession(tmuxName: string): Promise<Session> {
-    const session = (await this.refresh()).get(tmuxName);
+    const session = (await this.reads.current()).get(tmuxName);
     if (!session) throw notFound(this.options.nodeName, tmuxName);
     return session;
   }
@@ -136,8 +143,8 @@ export class Machine {
       throw err;
     }
     this.options.log.info("session created", { session: input.sessionId });
-    this.wake();
-    const session = (await this.freshRefresh()).get(input.sessionId);
+    this.changed();
+    const session = (await this.refresh()).get(input.sessionId);
     if (!session) {
       throw new ConnectError(
         `the command of ${input.sessionId} exited at once, so the session ended: check the command and cwd`,
@@ -165,12 +172,15 @@ export class Machine {
     try {
       await killSession(this.options.tmux, tmuxName);
     } catch (err) {
-      if (err instanceof TmuxError && err.isNotFound) throw notFound(this.options.nodeName, tmuxName);
+      if (err instanceof TmuxError && err.isNotFound) {
+        this.changed();
+        throw notFound(this.options.nodeName, tmuxName);
+      }
       if (forgotten) await this.rememberAdopted(forgotten).catch(() => undefined);
       throw err;
     }
     this.options.log.info("session stopped", { session: tmuxName, force });
-    this.wake();
+    this.changed();
   }
 
   /** Sessions running a supported CLI that StarAgent neither created nor adopted. */
@@ -220,10 +230,8 @@ export class Machine {
     }));
     this.adoptedCache = undefined;
     this.options.log.info("session adopted", { session: tmuxName });
-    this.wake();
-    const adopted = (await this.freshRefresh()).get(tmuxName);
-    if (!adopted) throw notFound(this.options.nodeName, tmuxName);
-    return adopted;
+    this.changed();
+    return this.getSession(tmuxName);
   }
 
   /**
@@ -251,7 +259,7 @@ export class Machine {
       ],
     }));
     this.seenCache = undefined;
-    this.wake();
+    this.changed();
     return this.getSession(tmuxName);
   }
 
@@ -261,7 +269,7 @@ export class Machine {
    */
   async *watch(signal: AbortSignal): AsyncGenerator<WatchSessionsResponse> {
     const queue = new AsyncQueue<WatchSessionsResponse>();
-    const model = await this.refresh();
+    const model = await this.reads.current();
     queue.push(create(WatchSessionsResponseSchema, { type: WatchEventType.SNAPSHOT, sessions: [...model.values()] }));
     this.watchers.add(queue);
     this.startLoop();
@@ -295,23 +303,12 @@ export class Machine {
   get lastObservations(): ReadonlyMap<string, SessionObservation> {
     return this.observations;
   }
-  private refreshing: Promise<Map<string, Session>> | undefined;
-
-  /** Reads tmux and the native state once; concurrent callers share the same read. */
-  refresh(): Promise<Map<string, Session>> {
-    this.refreshing ??= this.readModel().finally(() => {
-      this.refreshing = undefined;
-    });
-    return this.refreshing;
-  }
-
   /**
-   * A read that starts after this call. A read already in flight may have listed tmux before a change
-   * the caller just made (a session it created would look gone), so it is waited for, then read again.
+   * Reads tmux and the native state now (the watch loop, and whoever must see tmux as it is this
+   * moment); concurrent callers share one read, and a read never misses a change made here before it.
    */
-  private async freshRefresh(): Promise<Map<string, Session>> {
-    if (this.refreshing) await this.refreshing.catch(() => undefined);
-    return this.refresh();
+  refresh(): Promise<Map<string, Session>> {
+    return this.reads.refresh();
   }
 
   private async readModel(): Promise<Map<string, Session>> {
@@ -460,6 +457,12 @@ export class Machine {
       unwatch?.();
       this.loop = undefined;
     })();
+  }
+
+  /** A change made through the API: later reads must see it, and watchers hear of it now. */
+  private changed(): void {
+    this.reads.changed();
+    this.wake();
   }
 
   /** Makes the watch loop look again now (a change this process made, or a native state file written). */

@@ -1,8 +1,10 @@
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { warnIfCleartextBeyondLoopback } from "../common/cleartext-warning.js";
 import { DEFAULT_HOST, DEFAULT_NODE_PORT, readEnvironment } from "../common/config.js";
 import { createLogger, parseLogLevel } from "../common/log.js";
+import { readServerTls } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine } from "./create-machine.js";
 import { startNodeServer } from "./node-server.js";
@@ -20,6 +22,8 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
       name: { type: "string" },
       host: { type: "string", default: DEFAULT_HOST },
       port: { type: "string", default: String(DEFAULT_NODE_PORT) },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -36,6 +40,7 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
     );
   }
   const port = parsePort(values.port);
+  const tls = await readServerTls(values["tls-cert"], values["tls-key"]);
   const log = createLogger(`node:${name}`, parseLogLevel(config.logLevel));
   const tokenPath = join(config.home, "node_token");
   const token = config.nodeToken
@@ -61,10 +66,12 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
     log,
     extraRoutes: terminal.routes,
     extraServices: terminal.services,
+    tls,
   });
   if (!config.nodeToken) {
     log.info(token.created ? "generated a node token" : "using the node token", { file: tokenPath });
   }
+  if (!tls) warnIfCleartextBeyondLoopback(values.host, log);
   process.stdout.write(`staragent node ${name} listening on ${server.url}\n`);
   await waitForSignal();
   log.info("stopping");
@@ -74,10 +81,15 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
 }
 
 const NODE_HELP = `Usage: staragent node [--name NAME] [--host 127.0.0.1] [--port 8081]
+                      [--tls-cert FILE --tls-key FILE]
 
 Serves this machine's tmux sessions to a StarAgent Hub. Every call needs the node
 token: $STARAGENT_NODE_TOKEN, or the file $STARAGENT_HOME/node_token (generated on
 first start, mode 0600). Binds to loopback unless --host says otherwise.
+
+  --tls-cert, --tls-key  serve HTTPS (HTTP/2) with this certificate and key (PEM);
+                         the Hub then adds the Node as https://... (a self-signed
+                         certificate needs the Hub's --node-ca or NODE_EXTRA_CA_CERTS)
 `;
 
 /** A node id from the host name (`Build-Box.lan` → `build-box-lan`), or `node` when none can be made. */

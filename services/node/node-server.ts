@@ -2,6 +2,7 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { staragentRegistry } from "../common/descriptors.js";
+import type { ListenerTls } from "../common/listener.js";
 import type { Logger } from "../common/log.js";
 import { type RunningServer, startServer } from "../common/server.js";
 import type { Machine } from "./machine.js";
@@ -20,6 +21,8 @@ export interface NodeServerOptions {
   /** Registers further services over the same machine (the terminal). */
   readonly extraRoutes?: (router: ConnectRouter) => void;
   readonly extraServices?: Parameters<typeof startServer>[0]["services"];
+  /** Serve HTTPS (HTTP/2 and HTTP/1.1) with this certificate; cleartext when absent. */
+  readonly tls?: ListenerTls;
 }
 
 /** The routes of a Node: its machine's SessionService (and what `extraRoutes` adds). */
@@ -37,6 +40,7 @@ export function startNodeServer(options: NodeServerOptions): Promise<RunningServ
     role: "node",
     host: options.host,
     port: options.port,
+    tls: options.tls,
     routes: (router) => {
       routes(router);
       router.service(NodeService, createNodeInfoService(options.machine.nodeName));

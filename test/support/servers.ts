@@ -77,7 +77,7 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     const timer = setTimeout(() => reject(new Error(`${options.kind} did not start in time:\n${stderr}`)), 20_000);
     child.stdout?.on("data", (c: Buffer) => {
       stdout += c.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      const match = /listening on (https?:\/\/\S+)/.exec(stdout);
       if (match?.[1]) {
         clearTimeout(timer);
         resolveUrl(match[1]);

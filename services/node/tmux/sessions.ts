@@ -7,7 +7,7 @@ import { ORIGIN_OPTION } from "./panes.js";
  * argv as positional parameters, then execs it. (tmux hands a single-argument command to `sh -c`,
  * which would read it as shell code; this keeps every command an argument array.)
  */
-const EXEC_ARGV_PREFIX = ["/bin/sh", "-c", 'exec "$@"', "staragent-exec"];
+export const EXEC_ARGV_PREFIX = ["/bin/sh", "-c", 'exec "$@"', "staragent-exec"];
 
 /** What `createSession` starts. */
 export interface NewSessionOptions {

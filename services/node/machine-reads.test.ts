@@ -1,0 +1,96 @@
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Code } from "@connectrpc/connect";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createTestTmux, type TestTmux } from "../../test/support/tmux.js";
+import { waitFor } from "../../test/support/wait.js";
+import { createLogger } from "../common/log.js";
+import { Machine } from "./machine.js";
+import type { SessionInspector } from "./status/observation.js";
+import { openStateFiles } from "./store/state-files.js";
+
+/** Reads made in a row while the machine is watched: each would be a full read of tmux without the model. */
+const READS = 30;
+
+describe("Machine reads while its watch loop runs", () => {
+  let tmux: TestTmux;
+  let home: string;
+  let machine: Machine;
+  let inspections: number;
+  const stop = new AbortController();
+
+  beforeEach(async () => {
+    tmux = createTestTmux();
+    home = await realpath(await mkdtemp(join(tmpdir(), "sa-reads-")));
+    inspections = 0;
+    // Every session settled: the loop looks every 2 s, so reads made within that time meet one model.
+    const counting: SessionInspector = {
+      inspect: async () => {
+        inspections++;
+        return new Map();
+      },
+      needsFastPoll: false,
+    };
+    const log = createLogger("test", "error");
+    machine = new Machine({
+      nodeName: "m1",
+      tmux: tmux.client,
+      state: openStateFiles(home, log),
+      inspector: counting,
+      log,
+    });
+  });
+
+  afterEach(async () => {
+    stop.abort();
+    try {
+      await machine?.close();
+    } finally {
+      await tmux.close();
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  /** Starts a watcher (the dashboard) and waits for its snapshot. */
+  async function watch(): Promise<void> {
+    let snapshot = false;
+    void (async () => {
+      for await (const _ of machine.watch(stop.signal)) snapshot = true;
+    })();
+    await waitFor(() => snapshot, "the snapshot");
+  }
+
+  it("answers lists and gets from the watch loop's model instead of reading tmux each time", async () => {
+    await tmux.run("new-session", "-d", "-s", "idle", "sleep 600");
+    await watch();
+    const before = inspections;
+    for (let i = 0; i < READS; i++) {
+      expect((await machine.listSessions()).map((s) => s.tmuxSession)).toEqual(["idle"]);
+      expect((await machine.getSession("idle")).tmuxSession).toBe("idle");
+    }
+    // At most the loop's own look may fall within the reads.
+    expect(inspections - before).toBeLessThanOrEqual(1);
+  });
+
+  it("reads tmux for each read when nobody watches", async () => {
+    await tmux.run("new-session", "-d", "-s", "idle", "sleep 600");
+    const before = inspections;
+    for (let i = 0; i < 3; i++) await machine.listSessions();
+    expect(inspections - before).toBe(3);
+  });
+
+  it("shows sessions created and stopped through the API at once, and changes made by hand soon", async () => {
+    await watch();
+    await machine.createSession({ sessionId: "made", cwd: home, command: ["sleep", "600"] });
+    expect((await machine.listSessions()).map((s) => s.tmuxSession)).toEqual(["made"]);
+    await machine.stopSession("made", false);
+    expect(await machine.listSessions()).toEqual([]);
+    await expect(machine.getSession("made")).rejects.toMatchObject({ code: Code.NotFound });
+    await tmux.run("new-session", "-d", "-s", "by-hand", "sleep 600");
+    await waitFor(
+      async () => (await machine.listSessions()).some((s) => s.tmuxSession === "by-hand"),
+      "a session made by hand",
+    );
+  });
+});
