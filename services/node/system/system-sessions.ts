@@ -28,7 +28,8 @@ const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;
 /**
  * How long `start` waits for the exit status of a service that exited at once: tmux marks the pane
- * dead when its output ends and learns the status when it reaps the process, a moment later.
+ * dead when its output ends and learns the status when it reaps the process, a moment later (tmux
+ * 3.3a sometimes reaps it only at its next SIGCHLD: then the message goes without the status).
  */
 const EXIT_STATUS_WAIT_MS = 2_000;
 /** How often start and stop look at the pane while they wait. */
