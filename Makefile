@@ -123,6 +123,10 @@ $(COMPAT_DIR)/node_modules/.installed: $(COMPAT_DIR)/package-lock.json $(COMPAT_
 	cd "$(CURDIR)"
 	touch $@
 
+.PHONY: screenshots
+screenshots: install browser-deps build ## Retake the dashboard screenshots in docs/screenshots (the README's) from the end-to-end tests
+	STARAGENT_UPDATE_SCREENSHOTS=1 $(BIN)/vitest run test/e2e/dashboard.test.ts test/e2e/terminal.test.ts
+
 .PHONY: compat
 compat: install build $(COMPAT_DIR)/node_modules/.installed ## Real Claude Code, Codex and opencode in tmux against mock model APIs: status and chat at each step, alone and two per folder
 	$(BIN)/vitest run --config $(COMPAT_DIR)/vitest.config.ts

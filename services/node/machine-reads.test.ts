@@ -93,4 +93,12 @@ describe("Machine reads while its watch loop runs", () => {
       "a session made by hand",
     );
   });
+
+  it("finds a session started by hand by its name at once, before the watch loop has seen it", async () => {
+    await watch();
+    expect(await machine.listSessions()).toEqual([]);
+    await tmux.run("new-session", "-d", "-s", "by-hand", "sleep 600");
+    expect((await machine.getSession("by-hand")).tmuxSession).toBe("by-hand");
+    await expect(machine.getSession("nowhere")).rejects.toMatchObject({ code: Code.NotFound });
+  });
 });

@@ -113,7 +113,8 @@ export class Machine {
 
   /** One session by tmux name; NOT_FOUND when tmux has no such session. */
   async getSession(tmuxName: string): Promise<Session> {
-    const session = (await this.reads.current()).get(tmuxName);
+    // A session the model does not have yet may have been started by hand since: tmux says.
+    const session = (await this.reads.current()).get(tmuxName) ?? (await this.refresh()).get(tmuxName);
     if (!session) throw notFound(this.options.nodeName, tmuxName);
     return session;
   }
@@ -183,9 +184,12 @@ export class Machine {
     this.changed();
   }
 
-  /** Sessions running a supported CLI that StarAgent neither created nor adopted. */
+  /**
+   * Sessions running a supported CLI that StarAgent neither created nor adopted. Read from tmux now,
+   * not the watch loop's model: the person asking has usually just started the CLI by hand.
+   */
   async listAdoptable(): Promise<AdoptableSession[]> {
-    const sessions = await this.listSessions();
+    const sessions = [...(await this.refresh()).values()];
     return sessions
       .filter(
         (s) =>

@@ -23,8 +23,15 @@ export const CHROMIUM_ARGS = [
   "--disable-dev-shm-usage",
 ];
 
-/** Where the tests save the screenshots the README shows. */
-export const SCREENSHOT_DIR = join(REPO_ROOT, "docs", "screenshots");
+/**
+ * Where the tests save their screenshots: the README's own in docs/screenshots when asked
+ * (`make screenshots`, which sets STARAGENT_UPDATE_SCREENSHOTS=1), else a scratch folder, so that a test
+ * run leaves the tree as it found it.
+ */
+export const SCREENSHOT_DIR =
+  process.env.STARAGENT_UPDATE_SCREENSHOTS === "1"
+    ? join(REPO_ROOT, "docs", "screenshots")
+    : join(REPO_ROOT, ".tmp", "screenshots");
 
 /** Launches chromium for one test file. */
 export function launchBrowser(): Promise<Browser> {
@@ -63,7 +70,7 @@ export async function openPage(browser: Browser, options: BrowserContextOptions 
   return { context, page, errors };
 }
 
-/** Saves a screenshot of the page into docs/screenshots/<name>.png. */
+/** Saves a screenshot of the page as SCREENSHOT_DIR/<name>.png. */
 export async function saveScreenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), animations: "disabled", caret: "hide" });
