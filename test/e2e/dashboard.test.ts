@@ -151,7 +151,7 @@ describe("the dashboard against a real Hub", () => {
   );
 
   it(
-    "raises a notification for a review while nobody looks at the page, and none for the session on screen",
+    "raises a notification for a review while nobody looks at the page, none for the session on screen, and clicking it opens the session",
     async () => {
       const watched = "nodes/local/sessions/notify-watched";
       const other = "nodes/local/sessions/notify-other";
@@ -213,6 +213,22 @@ describe("the dashboard against a real Hub", () => {
           () => (document.querySelector("sa-app") as unknown as { notificationsRaised: number }).notificationsRaised,
         ),
       ).toBe(1);
+
+      // Clicking it opens the session it names. Headless Chromium has no notification to click, so the
+      // service worker gets the click event the browser would send it.
+      const [worker] = v.context.serviceWorkers();
+      if (!worker) throw new Error("no service worker is running for the dashboard");
+      await worker.evaluate(async () => {
+        const scope = globalThis as unknown as {
+          registration: { getNotifications(): Promise<unknown[]> };
+          dispatchEvent(e: Event): boolean;
+          NotificationEvent: new (type: string, init: { notification: unknown }) => Event;
+        };
+        const [notification] = await scope.registration.getNotifications();
+        scope.dispatchEvent(new scope.NotificationEvent("notificationclick", { notification }));
+      });
+      await v.page.waitForURL((u) => u.pathname === "/sessions/local/notify-other");
+      expect(await shownNotifications(v.page)).toEqual([]);
     },
     TEST_TIMEOUT_MS,
   );

@@ -13,8 +13,9 @@ self.addEventListener("notificationclick", (event) => {
       const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
       const client = windows.find((c) => new URL(c.url).origin === url.origin);
       if (client) {
-        await client.focus();
+        // The page opens the session first: a browser may refuse the focus, never the message.
         client.postMessage({ type: "staragent-open", path: url.pathname });
+        await client.focus().catch(() => undefined);
         return;
       }
       await self.clients.openWindow(url.href);
