@@ -20,6 +20,7 @@ import {
 import { sleep } from "../../common/async-queue.js";
 import type { Logger } from "../../common/log.js";
 import type { ChatHistoryReader, ChatLogRef } from "../agents/chat-history.js";
+import type { AgentRegistry } from "../agents/registry.js";
 import type { Machine } from "../machine.js";
 import type { ChatBackend } from "../session-service.js";
 import type { SessionObservation } from "../status/observation.js";
@@ -28,12 +29,10 @@ import { sessionResourceName } from "../tmux/names.js";
 import { chatDelta, encodeCursor } from "./chat-cursor.js";
 import type { ParsedMessage } from "./chat-parser.js";
 import { validateChatText } from "./chat-text.js";
-import { createHistoryReaders } from "./history-registry.js";
 import { KeyedLock } from "./keyed-lock.js";
 import { answerLogChat, answerOlderPage, type LogChatMessage, SCREEN_MERGE_MARGIN } from "./log-chat.js";
 import { type ClientCopy, decodeLogCursor, decodePageToken, logGeneration, oldestEntry } from "./log-cursor.js";
 import { MessageIds } from "./message-ids.js";
-import { chatParserFor } from "./parser-registry.js";
 import { pasteMessage } from "./paste-message.js";
 import { captureTranscript, DEFAULT_HISTORY_LINES, MAX_HISTORY_LINES, MIN_HISTORY_LINES } from "./transcript.js";
 
@@ -52,6 +51,8 @@ export const MAX_PAGE_SIZE = 500;
 export interface MachineChatOptions {
   readonly machine: Machine;
   readonly tmux: TmuxClient;
+  /** The machine's CLIs: each session's chat parser and native-log reader. */
+  readonly agents: AgentRegistry;
   readonly log: Logger;
   /** Overrides CONFIRM_TIMEOUT_MS (tests of the unconfirmed path). */
   readonly confirmTimeoutMs?: number;
@@ -67,7 +68,6 @@ export interface MachineChatOptions {
 export class MachineChat implements ChatBackend {
   private readonly ids = new MessageIds();
   private readonly sends = new KeyedLock(MAX_QUEUED_SENDS);
-  private readonly histories: ReadonlyMap<Cli, ChatHistoryReader> = createHistoryReaders();
 
   constructor(private readonly options: MachineChatOptions) {}
 
@@ -86,11 +86,11 @@ export class MachineChat implements ChatBackend {
     this.refuseSystem(tmuxName, session.type, "has no chat");
     const pane = this.pane(tmuxName);
     const observation = this.options.machine.lastObservations.get(tmuxName);
-    const reader = this.histories.get(session.cli);
+    const reader = this.options.agents.historyFor(session.cli);
     const log = boundLog(observation);
     if (before) return this.olderPage(tmuxName, session, reader, log, observation, before, pageSize);
     const lines = await this.capture(tmuxName, pane.paneId, historyLines);
-    const parsed = chatParserFor(session.cli).parse(lines);
+    const parsed = this.options.agents.chatParserFor(session.cli).parse(lines);
     const window =
       reader && log
         ? await reader.read(log, {
