@@ -170,21 +170,19 @@ describe("an agent registry with a module defined by the test", () => {
 describe("AgentRegistry", () => {
   it("derives the filter names, the adoptable set and the chat parsers from its modules", () => {
     const agents = createBuiltInAgents();
-    expect([...agents.filterNames]).toEqual([
-      ["claude", Cli.CLAUDE],
-      ["codex", Cli.CODEX],
-      ["opencode", Cli.OPENCODE],
-      ["shell", Cli.SHELL],
-      ["other", Cli.OTHER],
-    ]);
-    expect([Cli.CLAUDE, Cli.CODEX, Cli.OPENCODE, Cli.SHELL, Cli.OTHER].map((c) => agents.adoptable(c))).toEqual([
-      true,
-      true,
-      true,
-      false,
-      false,
-    ]);
-    for (const module of agents.modules) expect(agents.chatParserFor(module.cli)).toBe(module.chatParser);
+    // Each module's name stands for its enum value, in registry order, and `other` for the rest.
+    expect([...agents.filterNames]).toEqual([...agents.modules.map((m) => [m.name, m.cli]), ["other", Cli.OTHER]]);
+    expect([...agents.filterNames.keys()]).toEqual(
+      expect.arrayContaining(["claude", "codex", "opencode", "shell", "other"]),
+    );
+    for (const module of agents.modules) {
+      expect(agents.adoptable(module.cli), module.name).toBe(module.adoptable);
+      expect(agents.chatParserFor(module.cli)).toBe(module.chatParser);
+      expect(agents.historyFor(module.cli)).toBe(module.history);
+    }
+    // The agent CLIs are adoptable; a shell and other programs are not.
+    expect([Cli.CLAUDE, Cli.CODEX, Cli.OPENCODE].every((c) => agents.adoptable(c))).toBe(true);
+    expect(agents.adoptable(Cli.SHELL) || agents.adoptable(Cli.OTHER)).toBe(false);
     expect(agents.chatParserFor(Cli.OTHER).cli).toBe(Cli.OTHER);
   });
 
