@@ -59,7 +59,21 @@ export interface AgentFixtureSetup {
     readonly unsetEnv: readonly string[];
     /** A word the session's status detail shows once the native state was read ("transcript"). */
     readonly stateWord: string;
+    /**
+     * The versions it imitates (`STANDIN_VERSION`) for the tests of several instances in one folder,
+     * with how status_detail says each binds an instance to its log.
+     */
+    readonly versions: readonly { readonly version: string; readonly title: string; readonly bound: string }[];
   };
+}
+
+/** The stand-ins of the built-in modules, in registry order (from each module's fixture setup). */
+export async function standIns(
+  agentsDir: string,
+  names: readonly string[],
+): Promise<NonNullable<AgentFixtureSetup["standIn"]>[]> {
+  const setups = await Promise.all(names.map((name) => loadFixtureSetup(agentsDir, name)));
+  return setups.flatMap((s) => (s?.standIn ? [s.standIn] : []));
 }
 
 /** The fixture setup of the module named `name` (`agents/<name>/fixtures/setup.ts`), if it has one. */

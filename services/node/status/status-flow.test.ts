@@ -6,7 +6,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Session, SessionOrigin, SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
 import { SessionService } from "../../../gen/staragent/v1/session_service_pb.js";
-import { loadFixtureSetup } from "../../../test/support/agent-fixture-setup.js";
+import { standIns } from "../../../test/support/agent-fixture-setup.js";
 import { type ServerProcess, startServerProcess } from "../../../test/support/servers.js";
 import { createTestTmux, type TestTmux } from "../../../test/support/tmux.js";
 import { waitFor } from "../../../test/support/wait.js";
@@ -23,9 +23,10 @@ function label(s: Session | undefined): string {
 }
 
 /** Every module of the registry whose fixture setup names a stand-in (`test/stand-ins/<command>`). */
-const STAND_IN_CLIS = (
-  await Promise.all(createBuiltInAgents().modules.map(async (m) => (await loadFixtureSetup(AGENTS, m.name))?.standIn))
-).filter((s) => s !== undefined);
+const STAND_IN_CLIS = await standIns(
+  AGENTS,
+  createBuiltInAgents().modules.map((m) => m.name),
+);
 
 describe.each(STAND_IN_CLIS.map((s) => [s.command, s] as const))(
   "status of the %s stand-in through a real Hub",
