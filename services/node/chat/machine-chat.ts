@@ -19,6 +19,7 @@ import {
 } from "../../../gen/staragent/v1/session_service_pb.js";
 import { sleep } from "../../common/async-queue.js";
 import type { Logger } from "../../common/log.js";
+import type { AgentModule } from "../agents/agent.js";
 import type { ChatHistoryReader, ChatLogRef } from "../agents/chat-history.js";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { Machine } from "../machine.js";
@@ -99,7 +100,7 @@ export class MachineChat implements ChatBackend {
           })
         : undefined;
     if (!window) {
-      const detail = screenOnlyDetail(session.cli, reader !== undefined, log, observation);
+      const detail = screenOnlyDetail(this.options.agents.get(session.cli), reader !== undefined, log, observation);
       return this.screenChat(tmuxName, pane.paneId, historyLines, session, parsed, request.cursor, detail);
     }
     // A follower whose copy reaches further back than this read could is brought up to date afresh.
@@ -129,7 +130,7 @@ export class MachineChat implements ChatBackend {
   ): Promise<GetChatResponse> {
     const window = reader && log ? await reader.read(log, { limit: pageSize, before: token.before }) : undefined;
     if (!window) {
-      const why = screenOnlyDetail(session.cli, reader !== undefined, log, observation);
+      const why = screenOnlyDetail(this.options.agents.get(session.cli), reader !== undefined, log, observation);
       throw new ConnectError(
         `before: ${tmuxName} has no native log to read older messages from now (${why}); read the chat again without before`,
         Code.FailedPrecondition,
@@ -301,14 +302,14 @@ function boundLog(observation: SessionObservation | undefined): ChatLogRef | und
 
 /** Why a chat is read off the screen alone, for `source_detail`. */
 function screenOnlyDetail(
-  cli: Cli,
+  module: AgentModule | undefined,
   hasReader: boolean,
   log: ChatLogRef | undefined,
   observation: SessionObservation | undefined,
 ): string {
   if (!hasReader)
-    return cli === Cli.SHELL
-      ? "the screen and its scrollback (a shell keeps no log)"
+    return module
+      ? `the screen and its scrollback (a ${module.name} keeps no log)`
       : "the screen and its scrollback (no native log for this program)";
   if (!log) return `screen only: no native log bound (${observation?.chatLogDetail || "none found"})`;
   return `screen only: its native log ${log.path}${log.session ? ` (session ${log.session})` : ""} cannot be read yet`;
