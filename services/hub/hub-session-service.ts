@@ -20,7 +20,14 @@ import {
 } from "../../gen/staragent/v1/session_service_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
-import { MAX_PAGE_SIZE, paginate, parseParent, parseSessionFilter, parseSessionName } from "../node/index.js";
+import {
+  BUILT_IN_FILTER_NAMES,
+  MAX_PAGE_SIZE,
+  paginate,
+  parseParent,
+  parseSessionFilter,
+  parseSessionName,
+} from "../node/index.js";
 import { callerEnd, NODE_CALL_TIMEOUT_MS, type NodeEntry, type NodeRegistry } from "./node-registry.js";
 
 /** First wait before re-watching a node whose stream broke; doubles up to the maximum. */
@@ -46,7 +53,7 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
 
   async listSessions(req: ListSessionsRequest, ctx: HandlerContext) {
     const nodes = this.nodesOf(parseParent(req.parent));
-    const matches = parseSessionFilter(req.filter);
+    const matches = parseSessionFilter(req.filter, BUILT_IN_FILTER_NAMES);
     const unreachable: string[] = [];
     const perNode = await Promise.all(
       nodes.map(async (node) => {

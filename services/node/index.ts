@@ -2,6 +2,8 @@
  * The machine backend's entry point: what the Hub (which runs one for its own machine) and the CLI
  * may use. Nothing else of services/node is imported from outside it.
  */
+export type { AgentModule } from "./agents/agent.js";
+export { AgentRegistry, BUILT_IN_FILTER_NAMES, createBuiltInAgents } from "./agents/registry.js";
 export { createMachine, type MachineConfig } from "./create-machine.js";
 export { Machine } from "./machine.js";
 export { type NodeServerOptions, nodeRoutes, startNodeServer } from "./node-server.js";

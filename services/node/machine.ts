@@ -17,6 +17,7 @@ import {
 } from "../../gen/staragent/v1/session_service_pb.js";
 import { AsyncQueue, sleep } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
+import { type AgentRegistry, createBuiltInAgents } from "./agents/registry.js";
 import { validateCommand, validateCwd, validateNewSessionId } from "./create-session-input.js";
 import { ModelReads } from "./model-reads.js";
 import type { SessionInspector, SessionObservation } from "./status/observation.js";
@@ -59,6 +60,8 @@ export interface MachineOptions {
   readonly state: StateFiles;
   readonly inspector: SessionInspector;
   readonly log: Logger;
+  /** The supported CLIs (adoptable ones, filter names); default: the built-in ones. */
+  readonly agents?: AgentRegistry;
 }
 
 /** What CreateSession asks for, already parsed out of the request. */
@@ -93,7 +96,11 @@ export class Machine {
   private readonly probe: TmuxServerProbe;
   private readonly reads: ModelReads<Map<string, Session>>;
 
+  /** The CLIs this machine supports; it closes what they hold open when it stops. */
+  readonly agents: AgentRegistry;
+
   constructor(private readonly options: MachineOptions) {
+    this.agents = options.agents ?? createBuiltInAgents();
     this.probe = new TmuxServerProbe(options.tmux);
     this.reads = new ModelReads({
       read: () => this.readModel(),
@@ -191,11 +198,7 @@ export class Machine {
   async listAdoptable(): Promise<AdoptableSession[]> {
     const sessions = [...(await this.refresh()).values()];
     return sessions
-      .filter(
-        (s) =>
-          s.origin === SessionOrigin.UNMANAGED &&
-          (s.cli === Cli.CLAUDE || s.cli === Cli.CODEX || s.cli === Cli.OPENCODE),
-      )
+      .filter((s) => s.origin === SessionOrigin.UNMANAGED && this.agents.adoptable(s.cli))
       .map((s) =>
         create(AdoptableSessionSchema, {
           name: s.name,
@@ -293,6 +296,7 @@ export class Machine {
     for (const queue of this.watchers) queue.close();
     this.wake();
     await this.loop;
+    this.agents.close();
   }
 
   /** The newest panes read, by session: the terminal and chat code use them to find a session's pane. */

@@ -9,7 +9,13 @@ const sessions = [
   create(SessionSchema, { tmuxSession: "r", status: SessionStatus.REVIEW, type: SessionType.AGENT, cli: Cli.CODEX }),
   create(SessionSchema, { tmuxSession: "s", status: SessionStatus.IDLE, type: SessionType.SYSTEM, cli: Cli.OTHER }),
 ];
-const matching = (filter: string) => sessions.filter(parseSessionFilter(filter)).map((s) => s.tmuxSession);
+/** The `cli=` names a machine's agent registry would pass. */
+const CLI_NAMES: ReadonlyMap<string, Cli> = new Map([
+  ["claude", Cli.CLAUDE],
+  ["codex", Cli.CODEX],
+  ["other", Cli.OTHER],
+]);
+const matching = (filter: string) => sessions.filter(parseSessionFilter(filter, CLI_NAMES)).map((s) => s.tmuxSession);
 
 describe("parseSessionFilter", () => {
   it("matches everything when empty", () => {
@@ -29,7 +35,7 @@ describe("parseSessionFilter", () => {
     (filter) => {
       let error: ConnectError | undefined;
       try {
-        parseSessionFilter(filter);
+        parseSessionFilter(filter, CLI_NAMES);
       } catch (err) {
         error = ConnectError.from(err);
       }
@@ -37,4 +43,11 @@ describe("parseSessionFilter", () => {
       expect(error?.rawMessage).toMatch(/^filter: /);
     },
   );
+
+  it("takes its cli= names from the caller and lists them when a term is not understood", () => {
+    expect(matching("cli=other")).toEqual(["s"]);
+    expect(() => parseSessionFilter("cli=opencode", CLI_NAMES)).toThrow(
+      /cli=opencode.*is not understood; .*cli=claude\|codex\|other$/,
+    );
+  });
 });

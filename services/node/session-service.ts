@@ -35,7 +35,7 @@ export class MachineSessionService implements ServiceImpl<typeof SessionService>
 
   async listSessions(req: { parent: string; filter: string; pageSize: number; pageToken: string }) {
     this.checkParent(req.parent);
-    const filter = parseSessionFilter(req.filter);
+    const filter = parseSessionFilter(req.filter, this.machine.agents.filterNames);
     const sessions = (await this.machine.listSessions()).filter(filter);
     const { page, nextPageToken } = paginate(
       sessions,

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionSchema } from "../../gen/staragent/v1/session_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { BUILT_IN_FILTER_NAMES } from "../../services/node/agents/registry.js";
 import { chatDelta, encodeCursor } from "../../services/node/chat/chat-cursor.js";
 import { validateChatText } from "../../services/node/chat/chat-text.js";
 import { MessageIds } from "../../services/node/chat/message-ids.js";
@@ -74,7 +75,7 @@ describe("fuzz: request messages", () => {
   it("the filter parser accepts or answers INVALID_ARGUMENT, and its filters never throw", async () => {
     const session = create(SessionSchema, { name: "nodes/local/sessions/a", tmuxSession: "a" });
     await fuzz("filters", value, async (text) => {
-      const result = await outcome(() => parseSessionFilter(text)(session));
+      const result = await outcome(() => parseSessionFilter(text, BUILT_IN_FILTER_NAMES)(session));
       expect(["ok", Code.InvalidArgument]).toContain(result);
     });
   });

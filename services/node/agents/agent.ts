@@ -1,6 +1,7 @@
-import type { Cli, PromptKind } from "../../../gen/staragent/v1/session_pb.js";
+import type { Cli, PromptKind, SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
+import type { ChatParser } from "../chat/chat-parser.js";
 import type { PaneInfo } from "../tmux/panes.js";
-import type { ChatLogRef } from "./chat-history.js";
+import type { ChatHistoryReader, ChatLogRef } from "./chat-history.js";
 import type { ProcessInfo } from "./process-table.js";
 
 /**
@@ -105,17 +106,45 @@ export interface AgentSignals {
    * loop watches them to look again at once instead of at its next poll.
    */
   readonly statePaths?: readonly string[];
+  /**
+   * The status itself, for a program whose state is not a turn's (a shell at its prompt or running a
+   * command): taken as it is instead of DESIGN.md §5's precedence.
+   */
+  readonly verdict?: { readonly status: SessionStatus; readonly reason: StatusReason };
 }
 
-/** One supported CLI: how to recognise it and how to read its state. Adding a CLI adds one module. */
+/**
+ * Where a module's program is looked for: `tree`, any process below the pane, parents first (agent
+ * CLIs, which run under a shell); `root`, the pane's own process only, and only when no `tree` module
+ * recognised anything below it (shells, which an agent CLI runs under).
+ */
+export type AgentScope = "tree" | "root";
+
+/**
+ * One supported CLI, everything StarAgent knows about it: how to recognise its process, how to read
+ * its status (native state and screen rules), how to read its chat (screen parser, native log), its
+ * name in `cli=` filters and whether AdoptSession offers it. The agent registry lists the modules;
+ * every table of CLIs (filter names, chat parsers, the adoptable set) is derived from it, so adding a
+ * CLI adds one module and one registry line.
+ */
 export interface AgentModule {
   readonly cli: Cli;
-  /** Short name used in filters and logs (`claude`, `codex`, `opencode`). */
+  /** Short name used in `cli=` filters and logs (`claude`, `codex`, `opencode`, `shell`). */
   readonly name: string;
-  /** True when `process` (from the tree below a pane) is this CLI. */
+  /** Where its process is looked for (see AgentScope). */
+  readonly scope: AgentScope;
+  /** True when ListAdoptableSessions offers unmanaged sessions running it. */
+  readonly adoptable: boolean;
+  /** Turns its pane's transcript into chat messages. */
+  readonly chatParser: ChatParser;
+  /** Reads its native log as chat history; undefined when it keeps none (the screen is all there is). */
+  readonly history?: ChatHistoryReader;
+  /** True when `process` (from the tree below a pane, or the pane's root: `scope`) is this CLI. */
   recognises(process: ProcessInfo): boolean;
   /** Reads the CLI's signals; never throws for unreadable or malformed state. */
   observe(context: AgentContext): Promise<AgentSignals>;
+  /** Releases what it holds open (database connections); called once when its machine stops. */
+  close?(): void;
 }
 
 /**

@@ -4,19 +4,23 @@ import type { ParsedMessage } from "../chat/chat-parser.js";
 import { MAX_BACKWARD_BYTES, readLinesBackward, readLinesForward } from "./backward-lines.js";
 import {
   type ChatLogRef,
-  type HistoryMessage,
   type HistoryRequest,
   type HistoryWindow,
   IDS_PER_RECORD,
   MAX_HISTORY_MESSAGES,
 } from "./chat-history.js";
+import {
+  emptySpan,
+  type Item,
+  MAX_CACHED_MESSAGES,
+  MAX_ORPHAN_RESULTS,
+  type Span,
+  trimMap,
+  trimSpan,
+  window,
+} from "./history-span.js";
 import { type JsonRecord, parseRecord } from "./log-follower.js";
 
-/**
- * Messages kept per followed log (the newest stretch): enough for a follower and the first pages;
- * older pages are read without keeping them.
- */
-const MAX_CACHED_MESSAGES = 4000;
 /** Logs whose newest stretch is kept at once; the least recently read is forgotten past this. */
 const MAX_CACHED_LOGS = 64;
 /** Growth read forward at once; a log that grew more since its last read is walked backward anew. */
@@ -37,9 +41,6 @@ const HISTORY_BLOCK_BYTES = 1024 * 1024;
  * log whose records are mostly not conversation; the page then holds fewer messages and `hasMore`.
  */
 const MAX_EXTENDS_PER_READ = 2;
-/** Tool results remembered whose call lies before the kept stretch (for when it is extended). */
-const MAX_ORPHAN_RESULTS = 4096;
-
 /** A message as a record mapper returns it: a chat message, plus what pairs a tool call with its result. */
 export interface MappedMessage extends ParsedMessage {
   /** For a tool call: the id its result names. */
@@ -65,26 +66,6 @@ export interface RecordMapper {
   messages(record: JsonRecord): MappedMessage[];
   /** The tool results one record carries. */
   results(record: JsonRecord): MappedResult[];
-}
-
-interface Item {
-  readonly id: number;
-  readonly message: MappedMessage;
-  result?: string;
-}
-
-/** A contiguous stretch of a log, read into messages: `[start, end)` in bytes. */
-interface Span {
-  readonly ino: number;
-  size: number;
-  mtimeMs: number;
-  start: number;
-  end: number;
-  items: Item[];
-  /** Tool calls in the span by call id, waiting for (or holding) their results. */
-  readonly calls: Map<string, Item>;
-  /** Results in the span whose calls lie before `start`. */
-  readonly orphans: Map<string, string>;
 }
 
 /**
@@ -278,105 +259,5 @@ export class JsonlHistory {
       }
       if (open.size === 0) return;
     }
-  }
-}
-
-function emptySpan(info: { ino: number; size: number; mtimeMs: number }, at: number): Span {
-  return {
-    ino: info.ino,
-    size: info.size,
-    mtimeMs: info.mtimeMs,
-    start: at,
-    end: at,
-    items: [],
-    calls: new Map(),
-    orphans: new Map(),
-  };
-}
-
-/**
- * The answer to `request` from a span's messages: the last `limit` below `before` (or from `since`
- * on), never starting inside a record, so the next older page (`olderBefore`, a record's start) holds
- * the rest of it.
- */
-function window(
-  items: readonly Item[],
-  spanStart: number,
-  limit: number,
-  request: HistoryRequest,
-): Omit<HistoryWindow, "logKey" | "label"> {
-  let end = items.length;
-  if (request.before !== undefined) {
-    const before = request.before;
-    end = items.findIndex((i) => i.id >= before);
-    if (end < 0) end = items.length;
-  }
-  let from = Math.max(0, end - limit);
-  let reachedSince = false;
-  if (request.since !== undefined) {
-    const since = request.since;
-    let at = -1;
-    for (let i = 0; i < end; i++) if ((items[i] as Item).id <= since) at = i;
-    if (at >= 0) {
-      reachedSince = true;
-      from = Math.min(from, at);
-    } else if (spanStart === 0) {
-      reachedSince = true;
-      from = 0;
-    }
-    if (end - from > MAX_HISTORY_MESSAGES) {
-      from = end - MAX_HISTORY_MESSAGES;
-      reachedSince = false;
-    }
-  }
-  // Whole records only: back up to the first message of the record `from` lies in.
-  const recordOf = (i: number) => Math.floor((items[i] as Item).id / IDS_PER_RECORD);
-  while (from > 0 && from < end && recordOf(from - 1) === recordOf(from)) from--;
-  const chosen = items.slice(from, end);
-  const first = chosen[0];
-  const olderBefore = first
-    ? Math.floor(first.id / IDS_PER_RECORD) * IDS_PER_RECORD
-    : Math.min(request.before ?? Number.POSITIVE_INFINITY, spanStart * IDS_PER_RECORD);
-  return {
-    messages: chosen.map(toHistoryMessage),
-    hasMore: from > 0 || spanStart > 0,
-    olderBefore,
-    reachedSince,
-  };
-}
-
-function toHistoryMessage(item: Item): HistoryMessage {
-  const { callId: _callId, time, ...message } = item.message;
-  return {
-    ...message,
-    ...(item.result !== undefined ? { text: item.result } : {}),
-    id: item.id,
-    ...(time ? { time } : {}),
-  };
-}
-
-/** Drops the oldest records of a span past MAX_CACHED_MESSAGES, keeping their results as orphans. */
-function trimSpan(span: Span): void {
-  if (span.items.length <= MAX_CACHED_MESSAGES) return;
-  let cut = span.items.length - MAX_CACHED_MESSAGES;
-  const recordOf = (i: number) => Math.floor((span.items[i] as Item).id / IDS_PER_RECORD);
-  while (cut < span.items.length && recordOf(cut) === recordOf(cut - 1)) cut++;
-  for (const item of span.items.slice(0, cut)) {
-    const callId = item.message.callId;
-    if (callId === undefined) continue;
-    span.calls.delete(callId);
-    if (item.result !== undefined) span.orphans.set(callId, item.result);
-  }
-  span.items = span.items.slice(cut);
-  const first = span.items[0];
-  span.start = first ? Math.floor(first.id / IDS_PER_RECORD) : span.end;
-  trimMap(span.orphans, MAX_ORPHAN_RESULTS);
-}
-
-function trimMap(map: Map<string, unknown>, max: number): void {
-  while (map.size > max) {
-    const oldest = map.keys().next().value;
-    if (oldest === undefined) return;
-    map.delete(oldest);
   }
 }

@@ -1,4 +1,13 @@
+import { readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
+
+/**
+ * Everything StarAgent reads from `/proc`: processes, the trees below panes, environments and start
+ * times. The status engine's caches (`status/pane-processes.ts`) sit on top of it.
+ */
+
+/** Clock ticks per second for `/proc/<pid>/stat` start times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** One process, from `/proc/<pid>/stat` and `/proc/<pid>/cmdline`. */
 export interface ProcessInfo {
@@ -119,4 +128,42 @@ export async function readProcessTree(rootPid: number, proc = "/proc"): Promise<
     }
   }
   return out;
+}
+
+/** True when the process still runs (same pid, same start time: not a reused pid). */
+export async function stillRunning(process: ProcessInfo, proc = "/proc"): Promise<boolean> {
+  const now = await readProcess(process.pid, proc);
+  return now !== undefined && now.startTicks === process.startTicks;
+}
+
+/** Reads `/proc/<pid>/environ`; undefined when not readable (another user's process, gone). */
+export async function readEnviron(pid: number, proc = "/proc"): Promise<Record<string, string> | undefined> {
+  try {
+    const raw = await readFile(`${proc}/${pid}/environ`);
+    const env: Record<string, string> = {};
+    for (const entry of raw.toString("utf8").split("\0")) {
+      const eq = entry.indexOf("=");
+      if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+    }
+    return env;
+  } catch {
+    return undefined;
+  }
+}
+
+/** When the machine booted, in ms since the epoch, from `/proc/uptime` (0 s uptime when unreadable). */
+export function bootTimeMs(proc = "/proc"): number {
+  let uptime = 0;
+  try {
+    // /proc/uptime has sub-second resolution; read once per caller, it anchors every start time.
+    uptime = Number(readFileSync(`${proc}/uptime`, "utf8").split(" ")[0]) || 0;
+  } catch {
+    uptime = 0;
+  }
+  return Date.now() - uptime * 1000;
+}
+
+/** When a process started, from its start time in clock ticks since boot (`bootMs`: `bootTimeMs()`). */
+export function processStartTime(process: ProcessInfo, bootMs: number): Date {
+  return new Date(bootMs + (process.startTicks / CLOCK_TICKS_PER_SECOND) * 1000);
 }

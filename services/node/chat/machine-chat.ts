@@ -19,7 +19,9 @@ import {
 } from "../../../gen/staragent/v1/session_service_pb.js";
 import { sleep } from "../../common/async-queue.js";
 import type { Logger } from "../../common/log.js";
+import type { AgentModule } from "../agents/agent.js";
 import type { ChatHistoryReader, ChatLogRef } from "../agents/chat-history.js";
+import type { AgentRegistry } from "../agents/registry.js";
 import type { Machine } from "../machine.js";
 import type { ChatBackend } from "../session-service.js";
 import type { SessionObservation } from "../status/observation.js";
@@ -28,12 +30,10 @@ import { sessionResourceName } from "../tmux/names.js";
 import { chatDelta, encodeCursor } from "./chat-cursor.js";
 import type { ParsedMessage } from "./chat-parser.js";
 import { validateChatText } from "./chat-text.js";
-import { createHistoryReaders } from "./history-registry.js";
 import { KeyedLock } from "./keyed-lock.js";
 import { answerLogChat, answerOlderPage, type LogChatMessage, SCREEN_MERGE_MARGIN } from "./log-chat.js";
 import { type ClientCopy, decodeLogCursor, decodePageToken, logGeneration, oldestEntry } from "./log-cursor.js";
 import { MessageIds } from "./message-ids.js";
-import { chatParserFor } from "./parser-registry.js";
 import { pasteMessage } from "./paste-message.js";
 import { captureTranscript, DEFAULT_HISTORY_LINES, MAX_HISTORY_LINES, MIN_HISTORY_LINES } from "./transcript.js";
 
@@ -52,6 +52,8 @@ export const MAX_PAGE_SIZE = 500;
 export interface MachineChatOptions {
   readonly machine: Machine;
   readonly tmux: TmuxClient;
+  /** The machine's CLIs: each session's chat parser and native-log reader. */
+  readonly agents: AgentRegistry;
   readonly log: Logger;
   /** Overrides CONFIRM_TIMEOUT_MS (tests of the unconfirmed path). */
   readonly confirmTimeoutMs?: number;
@@ -67,7 +69,6 @@ export interface MachineChatOptions {
 export class MachineChat implements ChatBackend {
   private readonly ids = new MessageIds();
   private readonly sends = new KeyedLock(MAX_QUEUED_SENDS);
-  private readonly histories: ReadonlyMap<Cli, ChatHistoryReader> = createHistoryReaders();
 
   constructor(private readonly options: MachineChatOptions) {}
 
@@ -86,11 +87,11 @@ export class MachineChat implements ChatBackend {
     this.refuseSystem(tmuxName, session.type, "has no chat");
     const pane = this.pane(tmuxName);
     const observation = this.options.machine.lastObservations.get(tmuxName);
-    const reader = this.histories.get(session.cli);
+    const reader = this.options.agents.historyFor(session.cli);
     const log = boundLog(observation);
     if (before) return this.olderPage(tmuxName, session, reader, log, observation, before, pageSize);
     const lines = await this.capture(tmuxName, pane.paneId, historyLines);
-    const parsed = chatParserFor(session.cli).parse(lines);
+    const parsed = this.options.agents.chatParserFor(session.cli).parse(lines);
     const window =
       reader && log
         ? await reader.read(log, {
@@ -99,7 +100,7 @@ export class MachineChat implements ChatBackend {
           })
         : undefined;
     if (!window) {
-      const detail = screenOnlyDetail(session.cli, reader !== undefined, log, observation);
+      const detail = screenOnlyDetail(this.options.agents.get(session.cli), reader !== undefined, log, observation);
       return this.screenChat(tmuxName, pane.paneId, historyLines, session, parsed, request.cursor, detail);
     }
     // A follower whose copy reaches further back than this read could is brought up to date afresh.
@@ -129,7 +130,7 @@ export class MachineChat implements ChatBackend {
   ): Promise<GetChatResponse> {
     const window = reader && log ? await reader.read(log, { limit: pageSize, before: token.before }) : undefined;
     if (!window) {
-      const why = screenOnlyDetail(session.cli, reader !== undefined, log, observation);
+      const why = screenOnlyDetail(this.options.agents.get(session.cli), reader !== undefined, log, observation);
       throw new ConnectError(
         `before: ${tmuxName} has no native log to read older messages from now (${why}); read the chat again without before`,
         Code.FailedPrecondition,
@@ -301,14 +302,14 @@ function boundLog(observation: SessionObservation | undefined): ChatLogRef | und
 
 /** Why a chat is read off the screen alone, for `source_detail`. */
 function screenOnlyDetail(
-  cli: Cli,
+  module: AgentModule | undefined,
   hasReader: boolean,
   log: ChatLogRef | undefined,
   observation: SessionObservation | undefined,
 ): string {
   if (!hasReader)
-    return cli === Cli.SHELL
-      ? "the screen and its scrollback (a shell keeps no log)"
+    return module
+      ? `the screen and its scrollback (a ${module.name} keeps no log)`
       : "the screen and its scrollback (no native log for this program)";
   if (!log) return `screen only: no native log bound (${observation?.chatLogDetail || "none found"})`;
   return `screen only: its native log ${log.path}${log.session ? ` (session ${log.session})` : ""} cannot be read yet`;

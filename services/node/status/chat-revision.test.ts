@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { testPane } from "../../../test/support/panes.js";
+import { AgentRegistry } from "../agents/registry.js";
+import { ShellModule } from "../agents/shell/shell-module.js";
 import { TmuxClient } from "../tmux/client.js";
 import type { PaneInfo } from "../tmux/panes.js";
 import { StatusEngine } from "./engine.js";
@@ -10,7 +12,7 @@ const PANE = testPane({ historySize: 10, cursorX: 2, cursorY: 5 });
 function engine(): StatusEngine {
   return new StatusEngine({
     tmux: new TmuxClient({ socketName: "sa-unused" }),
-    agents: [],
+    agents: new AgentRegistry([new ShellModule()]),
     nodeEnv: {},
     readTree: async (pid) => [{ pid, ppid: 1, comm: "bash", argv: ["bash"], startTicks: 1 }],
   });

@@ -1,4 +1,6 @@
-import type { Cli, PromptKind, SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
+import { type Cli, PromptKind, type SessionStatus, type StatusReason } from "../../../gen/staragent/v1/session_pb.js";
+import type { AgentSignals } from "../agents/agent.js";
+import type { ProcessInfo } from "../agents/process-table.js";
 import type { PaneInfo } from "../tmux/panes.js";
 
 /** What the status engine concluded about one session's active pane. */
@@ -57,4 +59,57 @@ export interface SessionInspector {
    * it, so a watch loop should keep polling at its fast rate.
    */
   readonly needsFastPoll?: boolean;
+}
+
+/** The observation of an agent CLI from its module's signals and the status they decide. */
+export function agentObservation(
+  cli: Cli,
+  process: ProcessInfo,
+  signals: AgentSignals,
+  { status, reason }: { status: SessionStatus; reason: StatusReason },
+  paneRevision: string,
+): SessionObservation {
+  return {
+    cli,
+    status,
+    reason,
+    prompt: signals.prompt?.text ?? "",
+    promptKind: signals.prompt?.kind ?? PromptKind.UNSPECIFIED,
+    completionId: signals.completionId,
+    detail: signals.detail,
+    command: process.argv.join(" "),
+    lastActivity: signals.lastActivity,
+    // tmux's session_activity has 1 s resolution: the scrollback size, the cursor and the native
+    // log's mtime change with finer grain, and none of them moves while a session is idle.
+    chatRevision: `${paneRevision}.${signals.lastActivity?.getTime() ?? 0}`,
+    lastUserTurn: signals.lastUserTurn ?? "",
+    hasNativeLog: signals.hasNativeLog ?? false,
+    chatLogPath: signals.chatLog?.path ?? "",
+    chatLogSession: signals.chatLog?.session ?? "",
+    chatLogDetail: signals.chatLogDetail ?? "",
+  };
+}
+
+/** The observation of a program read from the pane alone (a shell, another program, an exited pane). */
+export function plainObservation(
+  cli: Cli,
+  status: SessionStatus,
+  reason: StatusReason,
+  detail: string,
+  command: string,
+  chatRevision: string,
+): SessionObservation {
+  const promptKind = PromptKind.UNSPECIFIED;
+  return {
+    cli,
+    status,
+    reason,
+    prompt: "",
+    promptKind,
+    completionId: "",
+    detail,
+    command,
+    chatRevision,
+    hasNativeLog: false,
+  };
 }

@@ -8,7 +8,7 @@ import { WatchEventType, type WatchSessionsResponse } from "../../../gen/starage
 import { createTestTmux, type TestTmux } from "../../../test/support/tmux.js";
 import { waitFor } from "../../../test/support/wait.js";
 import { createLogger } from "../../common/log.js";
-import { createAgentModules } from "../agents/index.js";
+import { createBuiltInAgents } from "../agents/registry.js";
 import { Machine } from "../machine.js";
 import { openStateFiles } from "../store/state-files.js";
 import { StatusEngine } from "./engine.js";
@@ -59,7 +59,7 @@ describe("the watch loop with file watches and settled sessions", () => {
       nodeName: "local",
       tmux: t.client,
       state: openStateFiles(join(dir, "staragent"), log),
-      inspector: new StatusEngine({ tmux: t.client, agents: createAgentModules(), nodeEnv: env }),
+      inspector: new StatusEngine({ tmux: t.client, agents: createBuiltInAgents(), nodeEnv: env }),
       log,
     });
     machine = m;

@@ -16,10 +16,12 @@ import { LogFollower } from "../log-follower.js";
 import type { ProcessInfo } from "../process-table.js";
 import { programNames } from "../program.js";
 import { arrayField, objects, stringField } from "../record-fields.js";
+import { claudeChatParser } from "./chat-parser.js";
 import { claudeScreenPrompt, claudeScreenWorking, claudeTitleWorking } from "./screen.js";
 import { type ClaudeLiveState, readLiveState, sessionsFilePath } from "./sessions-file.js";
 import { type ClaudeTurnState, claudeTranscriptReducer, type PendingTool } from "./transcript.js";
 import { TranscriptFinder } from "./transcript-finder.js";
+import { ClaudeTranscriptHistory } from "./transcript-history.js";
 
 /**
  * How long a transcript may lag the sessions file: when the sessions file says `idle` but the
@@ -61,6 +63,10 @@ function toolQuestion(pending: readonly PendingTool[]): PromptSignal | undefined
 export class ClaudeModule implements AgentModule {
   readonly cli = Cli.CLAUDE;
   readonly name = "claude";
+  readonly scope = "tree";
+  readonly adoptable = true;
+  readonly chatParser = claudeChatParser;
+  readonly history = new ClaudeTranscriptHistory();
   private readonly transcripts = new LogFollower(claudeTranscriptReducer);
   private readonly finder = new TranscriptFinder();
   private readonly binder = new LogBinder();

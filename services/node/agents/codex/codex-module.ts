@@ -14,8 +14,10 @@ import { LogBinder } from "../log-binding.js";
 import { LogFollower } from "../log-follower.js";
 import type { ProcessInfo } from "../process-table.js";
 import { programNames } from "../program.js";
+import { codexChatParser } from "./chat-parser.js";
 import { codexRolloutReducer } from "./rollout.js";
 import { RolloutFinder, rolloutFolders } from "./rollout-finder.js";
+import { CodexRolloutHistory } from "./rollout-history.js";
 import { codexScreenPrompt, codexScreenWorking, codexTitleSignal } from "./screen.js";
 
 /** A Codex thread id (a UUID), as `codex resume <id>` takes it. */
@@ -34,6 +36,10 @@ export function codexHome(env: Readonly<Record<string, string | undefined>>): st
 export class CodexModule implements AgentModule {
   readonly cli = Cli.CODEX;
   readonly name = "codex";
+  readonly scope = "tree";
+  readonly adoptable = true;
+  readonly chatParser = codexChatParser;
+  readonly history = new CodexRolloutHistory();
   private readonly rollouts = new LogFollower(codexRolloutReducer);
   private readonly finder = new RolloutFinder();
   private readonly binder = new LogBinder();

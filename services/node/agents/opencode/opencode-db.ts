@@ -1,18 +1,16 @@
-import { stat } from "node:fs/promises";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { parseRecord } from "../log-follower.js";
 import { objectField, stringField } from "../record-fields.js";
+import { databaseState, OpencodeConnections } from "./db-connections.js";
 
 /** Messages looked at, newest first, to find the newest turn's user and assistant messages. */
 const RECENT_MESSAGES = 16;
-/** Database connections kept open (one per data folder in use). */
-const MAX_OPEN_DATABASES = 16;
 /** The error a tool call gets when the user rejects its permission (1.18: "The user rejected permission to use this specific tool call."). */
 const REJECTED = /\brejected permission\b/i;
+/** Query answers remembered (64 per database for up to 16 data folders in use). */
+const MAX_CACHED_ANSWERS = 16 * 64;
 /** Root sessions of one folder considered as a pane's own (the most recently updated). */
 const MAX_CANDIDATE_SESSIONS = 16;
-/** How long a read waits for a writer's lock before giving up (the previous state is kept then). */
-const BUSY_TIMEOUT_MS = 50;
 
 /** The newest turn of the pane's opencode session. */
 export interface OpencodeTurnState {
@@ -41,11 +39,6 @@ export const NO_OPENCODE_SESSION: OpencodeTurnState = {
   decidedBy: "no session for this folder",
 };
 
-interface OpenDb {
-  readonly db: Database.Database;
-  readonly ino: number;
-}
-
 /**
  * Reads opencode's SQLite state (1.2 and later) read-only: the root sessions of a folder, and of one
  * session its newest user message and the assistant messages answering it (FORMATS.md). Results are
@@ -53,7 +46,7 @@ interface OpenDb {
  * per poll.
  */
 export class OpencodeDb {
-  private readonly open = new Map<string, OpenDb>();
+  private readonly connections = new OpencodeConnections();
   private readonly cache = new Map<string, { stamp: string; value: unknown }>();
 
   /**
@@ -71,19 +64,16 @@ export class OpencodeDb {
 
   /** Runs `query` unless the database and its WAL are unchanged since it last ran for `key`. */
   private async cached<T>(path: string, key: string, query: (db: Database.Database) => T): Promise<T | undefined> {
-    const [main, wal] = await Promise.all([
-      stat(path).catch(() => undefined),
-      stat(`${path}-wal`).catch(() => undefined),
-    ]);
-    if (!main?.isFile()) {
-      this.forget(path);
+    const state = await databaseState(path);
+    if (!state) {
+      this.connections.forget(path);
       return undefined;
     }
-    const stamp = `${main.ino}:${main.size}:${main.mtimeMs}:${wal?.size ?? 0}:${wal?.mtimeMs ?? 0}`;
+    const { stamp } = state;
     const cacheKey = `${path}\0${key}`;
     const cached = this.cache.get(cacheKey);
     if (cached?.stamp === stamp) return cached.value as T;
-    const db = this.connection(path, main.ino);
+    const db = this.connections.get(path, state.ino);
     let value: T;
     try {
       value = query(db);
@@ -94,7 +84,7 @@ export class OpencodeDb {
     }
     this.cache.delete(cacheKey);
     this.cache.set(cacheKey, { stamp, value });
-    if (this.cache.size > MAX_OPEN_DATABASES * 64) {
+    if (this.cache.size > MAX_CACHED_ANSWERS) {
       const oldest = this.cache.keys().next().value;
       if (oldest !== undefined) this.cache.delete(oldest);
     }
@@ -103,31 +93,7 @@ export class OpencodeDb {
 
   /** Closes every connection. */
   close(): void {
-    for (const path of [...this.open.keys()]) this.forget(path);
-  }
-
-  private connection(path: string, ino: number): Database.Database {
-    const current = this.open.get(path);
-    if (current && current.ino === ino) return current.db;
-    this.forget(path);
-    const db = new Database(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
-    this.open.set(path, { db, ino });
-    if (this.open.size > MAX_OPEN_DATABASES) {
-      const oldest = this.open.keys().next().value;
-      if (oldest !== undefined) this.forget(oldest);
-    }
-    return db;
-  }
-
-  private forget(path: string): void {
-    const current = this.open.get(path);
-    if (!current) return;
-    this.open.delete(path);
-    try {
-      current.db.close();
-    } catch {
-      // Already closed or broken: nothing more to release.
-    }
+    this.connections.close();
   }
 }
 

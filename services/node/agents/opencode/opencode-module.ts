@@ -14,8 +14,10 @@ import {
 import { LogBinder } from "../log-binding.js";
 import type { ProcessInfo } from "../process-table.js";
 import { optionValue, programNames } from "../program.js";
+import { opencodeChatParser } from "./chat-parser.js";
 import { OpencodeDb } from "./opencode-db.js";
 import { opencodeScreenPrompt, opencodeScreenWorking } from "./screen.js";
+import { OpencodeSessionHistory } from "./session-history.js";
 
 /** opencode's database of a process: `$XDG_DATA_HOME/opencode/opencode.db`, else under `$HOME/.local/share`. */
 export function opencodeDbPath(env: Readonly<Record<string, string | undefined>>): string {
@@ -31,6 +33,10 @@ export function opencodeDbPath(env: Readonly<Record<string, string | undefined>>
 export class OpencodeModule implements AgentModule {
   readonly cli = Cli.OPENCODE;
   readonly name = "opencode";
+  readonly scope = "tree";
+  readonly adoptable = true;
+  readonly chatParser = opencodeChatParser;
+  readonly history = new OpencodeSessionHistory();
   private readonly db = new OpencodeDb();
   private readonly binder = new LogBinder();
 
@@ -40,6 +46,12 @@ export class OpencodeModule implements AgentModule {
 
   observe(context: AgentContext): Promise<AgentSignals> {
     return observeSafely("opencode", () => this.read(context));
+  }
+
+  /** Closes the database connections its status and chat reads keep open. */
+  close(): void {
+    this.db.close();
+    this.history.clear();
   }
 
   /** The session of the pane's process, and how it was bound. */

@@ -1,5 +1,4 @@
-import { stat } from "node:fs/promises";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { ChatRole, Cli } from "../../../../gen/staragent/v1/session_pb.js";
 import {
   type ChatHistoryReader,
@@ -13,6 +12,7 @@ import {
 import { capText, shortResult } from "../history-text.js";
 import { type JsonRecord, parseRecord } from "../log-follower.js";
 import { objectField, stringField } from "../record-fields.js";
+import { databaseState, OpencodeConnections } from "./db-connections.js";
 
 /**
  * A chat message's id is its database message's rowid times this plus its part's place in the
@@ -21,12 +21,8 @@ import { objectField, stringField } from "../record-fields.js";
 const IDS_PER_MESSAGE = IDS_PER_RECORD;
 /** Place of the system message an assistant message's error becomes (after all of its parts). */
 const ERROR_SLOT = IDS_PER_MESSAGE - 1;
-/** Database connections kept open (one per data folder in use). */
-const MAX_OPEN_DATABASES = 16;
 /** Answers remembered per database state (reads of an unchanged database cost two `stat` calls). */
 const MAX_CACHED_WINDOWS = 64;
-/** How long a read waits for opencode's write lock before giving up (the chat then shows the screen). */
-const BUSY_TIMEOUT_MS = 50;
 /** The input field naming what each of opencode's tools works on. */
 const TOOL_TARGET_FIELDS: Readonly<Record<string, string>> = {
   bash: "command",
@@ -56,22 +52,19 @@ interface MessageRow {
  */
 export class OpencodeSessionHistory implements ChatHistoryReader {
   readonly cli = Cli.OPENCODE;
-  private readonly open = new Map<string, { db: Database.Database; ino: number }>();
+  private readonly connections = new OpencodeConnections();
   private readonly windows = new Map<string, HistoryWindow>();
 
   async read(log: ChatLogRef, request: HistoryRequest): Promise<HistoryWindow | undefined> {
-    const [main, wal] = await Promise.all([
-      stat(log.path).catch(() => undefined),
-      stat(`${log.path}-wal`).catch(() => undefined),
-    ]);
-    if (!main?.isFile() || log.session === "") return undefined;
-    const stamp = `${main.ino}:${main.size}:${main.mtimeMs}:${wal?.size ?? 0}:${wal?.mtimeMs ?? 0}`;
+    const state = await databaseState(log.path);
+    if (!state || log.session === "") return undefined;
+    const { ino, stamp } = state;
     const key = `${log.path}\0${log.session}\0${stamp}\0${request.limit}\0${request.before ?? ""}\0${request.since ?? ""}`;
     const cached = this.windows.get(key);
     if (cached) return cached;
     let window: HistoryWindow | undefined;
     try {
-      window = readWindow(this.connection(log.path, main.ino), log, `${log.path}\0${main.ino}`, request);
+      window = readWindow(this.connections.get(log.path, ino), log, `${log.path}\0${ino}`, request);
     } catch {
       return undefined;
     }
@@ -89,32 +82,7 @@ export class OpencodeSessionHistory implements ChatHistoryReader {
   /** Closes every connection and forgets every answer. */
   clear(): void {
     this.windows.clear();
-    for (const path of [...this.open.keys()]) this.forget(path);
-  }
-
-  private connection(path: string, ino: number): Database.Database {
-    const current = this.open.get(path);
-    if (current && current.ino === ino) return current.db;
-    this.forget(path);
-    const db = new Database(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
-    this.open.set(path, { db, ino });
-    while (this.open.size > MAX_OPEN_DATABASES) {
-      const oldest = this.open.keys().next().value;
-      if (oldest === undefined) break;
-      this.forget(oldest);
-    }
-    return db;
-  }
-
-  private forget(path: string): void {
-    const current = this.open.get(path);
-    if (!current) return;
-    this.open.delete(path);
-    try {
-      current.db.close();
-    } catch {
-      // Already closed: nothing more to release.
-    }
+    this.connections.close();
   }
 }
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ChatRole } from "../../../gen/staragent/v1/session_pb.js";
-import type { ParsedMessage } from "./chat-parser.js";
+import { ChatRole } from "../../gen/staragent/v1/session_pb.js";
+import type { ParsedMessage } from "../../services/node/chat/chat-parser.js";
 
 /**
  * One parser fixture: a pane capture (`<case>.screen.txt`, exactly what `capture-pane -p -J` printed)

@@ -1,4 +1,4 @@
-import type { ProcessInfo } from "../agents/process-table.js";
+import type { ProcessInfo } from "../process-table.js";
 
 /** Programs that count as a plain shell (FORMATS.md, "Shells and other commands"). */
 export const SHELL_NAMES: ReadonlySet<string> = new Set(["bash", "zsh", "fish", "sh", "dash", "ksh", "tcsh"]);
