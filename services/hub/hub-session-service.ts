@@ -20,7 +20,9 @@ import {
 } from "../../gen/staragent/v1/session_service_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
-import { MAX_PAGE_SIZE, paginate, parseParent, parseSessionFilter, parseSessionName } from "../node/index.js";
+import { MAX_PAGE_SIZE, paginate } from "../common/pagination.js";
+import { parseParent, parseSessionName } from "../common/resource-names.js";
+import { parseSessionFilter } from "../common/session-filter.js";
 import { callerEnd, NODE_CALL_TIMEOUT_MS, type NodeEntry, type NodeRegistry } from "./node-registry.js";
 
 /** First wait before re-watching a node whose stream broke; doubles up to the maximum. */

@@ -6,9 +6,10 @@ import { DEFAULT_HOST, DEFAULT_HUB_PORT, readEnvironment } from "../common/confi
 import { createLogger, parseLogLevel } from "../common/log.js";
 import { parseOrigins } from "../common/own-origins.js";
 import { packageRoot } from "../common/package-root.js";
+import { NODE_ID_PATTERN } from "../common/resource-names.js";
 import { readServerTls, readTrustedCertificates } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
-import { createMachine, createTerminal, NODE_ID_PATTERN } from "../node/index.js";
+import { createMachine, createTerminal } from "../node/index.js";
 import { parsePort, waitForSignal } from "../node/main.js";
 import { startHubServer } from "./hub-server.js";
 

@@ -10,7 +10,8 @@ import {
   WatchNodesResponseSchema,
 } from "../../gen/staragent/v1/node_service_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
-import { NODE_ID_PATTERN, paginate } from "../node/index.js";
+import { paginate } from "../common/pagination.js";
+import { NODE_ID_PATTERN } from "../common/resource-names.js";
 import { NODE_TOKEN_PATTERN, type NodeRegistry } from "./node-registry.js";
 
 /** Longest node URL accepted. */

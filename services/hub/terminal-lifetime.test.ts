@@ -15,9 +15,9 @@ import {
   startInProcessHub,
   tmuxClients,
 } from "../../test/support/in-process-hub.js";
+import { TestViewer } from "../../test/support/test-viewer.js";
 import { waitFor } from "../../test/support/wait.js";
-import { MAX_ATTACHMENTS_PER_SESSION } from "../node/terminal/limits.js";
-import { TestViewer } from "../node/terminal/test-viewer.js";
+import { MAX_ATTACHMENTS_PER_SESSION } from "../node/index.js";
 
 /**
  * An attachment must end when its caller goes away, however it goes, on the Hub's own machine (reached

@@ -16,7 +16,7 @@ import {
 } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { principalKey } from "../common/context-keys.js";
 import type { Logger } from "../common/log.js";
-import { parseSessionName } from "../node/index.js";
+import { parseSessionName } from "../common/resource-names.js";
 import type { NodeEntry, NodeRegistry } from "./node-registry.js";
 
 /** Attachments one Hub caller (a browser login or a token holder) may hold across all nodes. */

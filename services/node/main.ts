@@ -4,12 +4,12 @@ import { parseArgs } from "node:util";
 import { warnIfCleartextBeyondLoopback } from "../common/cleartext-warning.js";
 import { DEFAULT_HOST, DEFAULT_NODE_PORT, readEnvironment } from "../common/config.js";
 import { createLogger, parseLogLevel } from "../common/log.js";
+import { NODE_ID_PATTERN } from "../common/resource-names.js";
 import { readServerTls } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine } from "./create-machine.js";
 import { startNodeServer } from "./node-server.js";
 import { createTerminal } from "./terminal/create-terminal.js";
-import { NODE_ID_PATTERN } from "./tmux/names.js";
 
 /**
  * `staragent node`: the composition root of a Node. Reads the environment and flags, builds the

@@ -19,12 +19,12 @@ import {
 } from "../../../gen/staragent/v1/session_service_pb.js";
 import { sleep } from "../../common/async-queue.js";
 import type { Logger } from "../../common/log.js";
+import { sessionResourceName } from "../../common/resource-names.js";
 import type { ChatHistoryReader, ChatLogRef } from "../agents/chat-history.js";
 import type { Machine } from "../machine.js";
 import type { ChatBackend } from "../session-service.js";
 import type { SessionObservation } from "../status/observation.js";
 import { type TmuxClient, TmuxError } from "../tmux/client.js";
-import { sessionResourceName } from "../tmux/names.js";
 import { chatDelta, encodeCursor } from "./chat-cursor.js";
 import type { ParsedMessage } from "./chat-parser.js";
 import { validateChatText } from "./chat-text.js";

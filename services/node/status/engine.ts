@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { Cli, PromptKind, SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
+import { SYSTEM_SESSION_NAMES } from "../../common/resource-names.js";
 import { type AgentContext, type AgentModule, SCREEN_RECHECK_MS } from "../agents/agent.js";
 import {
   descendants,
@@ -11,7 +12,6 @@ import {
   readProcessTree,
 } from "../agents/process-table.js";
 import type { TmuxClient } from "../tmux/client.js";
-import { SYSTEM_SESSION_NAMES } from "../tmux/names.js";
 import { type PaneInfo, paneStamp } from "../tmux/panes.js";
 import type { SessionInspector, SessionObservation } from "./observation.js";
 import { PathWatcher } from "./path-watcher.js";

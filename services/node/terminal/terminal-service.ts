@@ -15,8 +15,8 @@ import {
 import { AsyncQueue } from "../../common/async-queue.js";
 import { principalKey } from "../../common/context-keys.js";
 import type { Logger } from "../../common/log.js";
+import { parseSessionName } from "../../common/resource-names.js";
 import type { TmuxClient } from "../tmux/client.js";
-import { parseSessionName } from "../tmux/names.js";
 import type { AttachmentManager } from "./attachment-manager.js";
 import type { PtyAttachment } from "./pty-attachment.js";
 import { validateAttachmentId, validateHistoryLines, validateInput, validateSize } from "./terminal-requests.js";
