@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { connectHub, UsageError } from "./client.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 
 /** `staragent new NAME [-- COMMAND...]`: starts a session; everything after `--` is its command. */
 export const newCommand: Command = {

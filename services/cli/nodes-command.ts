@@ -4,8 +4,8 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Connectivity, type Node, NodeSchema } from "../../gen/staragent/v1/node_service_pb.js";
 import type { EnvironmentConfig } from "../common/config.js";
 import { connectHub, type HubClients, UsageError } from "./client.js";
+import type { Command } from "./command.js";
 import { ago, enumWord } from "./format.js";
-import type { Command } from "./main.js";
 import { readSecret } from "./secret-input.js";
 
 const USAGE = [

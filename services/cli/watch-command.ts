@@ -2,8 +2,8 @@ import { parseArgs } from "node:util";
 import { Cli, type Session, SessionStatus, StatusReason } from "../../gen/staragent/v1/session_pb.js";
 import { WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
 import { connectHub } from "./client.js";
+import type { Command } from "./command.js";
 import { enumWord } from "./format.js";
-import type { Command } from "./main.js";
 
 /** One line for a session's state: what `staragent watch` prints when it changes. */
 export function watchLine(s: Session, now = new Date()): string {

@@ -7,10 +7,10 @@ import { createLogger, parseLogLevel } from "../common/log.js";
 import { parseOrigins } from "../common/own-origins.js";
 import { packageRoot } from "../common/package-root.js";
 import { NODE_ID_PATTERN } from "../common/resource-names.js";
+import { parsePort, waitForSignal } from "../common/server-process.js";
 import { readServerTls, readTrustedCertificates } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine, createTerminal } from "../node/index.js";
-import { parsePort, waitForSignal } from "../node/main.js";
 import { startHubServer } from "./hub-server.js";
 
 /** The built dashboard, in the repository or the installed package (`make package` puts it there). */
