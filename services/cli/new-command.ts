@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { LOCAL_NODE_ID } from "../common/resource-names.js";
 import { connectHub, UsageError } from "./client.js";
 import type { Command } from "./command.js";
 
@@ -12,7 +13,7 @@ export const newCommand: Command = {
     const { values, positionals } = parseArgs({
       args: own,
       allowPositionals: true,
-      options: { cwd: { type: "string" }, node: { type: "string", default: "local" } },
+      options: { cwd: { type: "string" }, node: { type: "string", default: LOCAL_NODE_ID } },
     });
     const name = positionals[0];
     if (!name || positionals.length > 1)

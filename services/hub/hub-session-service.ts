@@ -21,7 +21,7 @@ import {
 import { AsyncQueue } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
 import { MAX_PAGE_SIZE, paginate } from "../common/pagination.js";
-import { parseParent, parseSessionName } from "../common/resource-names.js";
+import { LOCAL_NODE_ID, parseParent, parseSessionName } from "../common/resource-names.js";
 import { parseSessionFilter } from "../common/session-filter.js";
 import { callerEnd, NODE_CALL_TIMEOUT_MS, type NodeEntry, type NodeRegistry } from "./node-registry.js";
 
@@ -87,7 +87,7 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
    * the node starts nothing once the deadline has passed.
    */
   createSession(req: CreateSessionRequest, ctx: HandlerContext) {
-    const id = req.parent === "" ? "local" : parseParent(req.parent);
+    const id = req.parent === "" ? LOCAL_NODE_ID : parseParent(req.parent);
     if (id === "-") throw new ConnectError("parent: name one node (nodes/{node}), not nodes/-", Code.InvalidArgument);
     const node = this.registry.get(id);
     return this.forward(node, ctx, (n, o) => n.sessions.createSession({ ...req, parent: `nodes/${n.id}` }, o));

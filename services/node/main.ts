@@ -35,7 +35,7 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
   }
   const config = readEnvironment(env);
   const name = values.name ?? defaultNodeName(hostname());
-  if (!NODE_ID_PATTERN.test(name) || name === "local") {
+  if (!NODE_ID_PATTERN.test(name) || name === LOCAL_NODE_ID) {
     throw new Error(
       `--name ${name}: use lowercase letters, digits and '-', starting with a letter ('local' is the Hub's)`,
     );
