@@ -18,6 +18,7 @@ import {
   SendChatMessageResponseSchema,
 } from "../../../gen/staragent/v1/session_service_pb.js";
 import { sleep } from "../../common/async-queue.js";
+import { DEFAULT_HISTORY_LINES, MAX_HISTORY_LINES } from "../../common/history-lines.js";
 import type { Logger } from "../../common/log.js";
 import { sessionResourceName } from "../../common/resource-names.js";
 import type { ChatHistoryReader, ChatLogRef } from "../agents/chat-history.js";
@@ -35,7 +36,7 @@ import { type ClientCopy, decodeLogCursor, decodePageToken, logGeneration, oldes
 import { MessageIds } from "./message-ids.js";
 import { chatParserFor } from "./parser-registry.js";
 import { pasteMessage } from "./paste-message.js";
-import { captureTranscript, DEFAULT_HISTORY_LINES, MAX_HISTORY_LINES, MIN_HISTORY_LINES } from "./transcript.js";
+import { captureTranscript, MIN_HISTORY_LINES } from "./transcript.js";
 
 /** How long a send waits for the native log to show the new user turn before answering "not confirmed". */
 export const CONFIRM_TIMEOUT_MS = 5_000;
