@@ -1,6 +1,5 @@
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { basename } from "node:path";
-import { BoundedMap } from "../../common/bounded-map.js";
 import type { ParsedMessage } from "../chat/chat-parser.js";
 import { MAX_BACKWARD_BYTES, readLinesBackward, readLinesForward } from "./backward-lines.js";
 import {
@@ -96,7 +95,7 @@ interface Span {
  * result, written later in the log, becomes the call's text.
  */
 export class JsonlHistory {
-  private readonly spans = new BoundedMap<string, Span>(MAX_CACHED_LOGS);
+  private readonly spans = new Map<string, Span>();
 
   constructor(private readonly mapper: RecordMapper) {}
 
@@ -163,6 +162,11 @@ export class JsonlHistory {
       span.mtimeMs = info.mtimeMs;
     }
     this.spans.set(path, span);
+    while (this.spans.size > MAX_CACHED_LOGS) {
+      const oldest = this.spans.keys().next().value;
+      if (oldest === undefined) break;
+      this.spans.delete(oldest);
+    }
     return span;
   }
 
@@ -222,6 +226,7 @@ export class JsonlHistory {
     found.reverse();
     for (const item of found) if (item.message.callId !== undefined) span.calls.set(item.message.callId, item);
     for (const [callId, text] of pending) span.orphans.set(callId, text);
+    trimMap(span.orphans, MAX_ORPHAN_RESULTS);
     span.items = [...found, ...span.items];
     span.start = oldest;
   }
@@ -249,6 +254,7 @@ export class JsonlHistory {
       }
     }
     span.end = end;
+    trimMap(span.orphans, MAX_ORPHAN_RESULTS);
     trimSpan(span);
   }
 
@@ -284,7 +290,7 @@ function emptySpan(info: { ino: number; size: number; mtimeMs: number }, at: num
     end: at,
     items: [],
     calls: new Map(),
-    orphans: new BoundedMap(MAX_ORPHAN_RESULTS),
+    orphans: new Map(),
   };
 }
 
@@ -364,4 +370,13 @@ function trimSpan(span: Span): void {
   span.items = span.items.slice(cut);
   const first = span.items[0];
   span.start = first ? Math.floor(first.id / IDS_PER_RECORD) : span.end;
+  trimMap(span.orphans, MAX_ORPHAN_RESULTS);
+}
+
+function trimMap(map: Map<string, unknown>, max: number): void {
+  while (map.size > max) {
+    const oldest = map.keys().next().value;
+    if (oldest === undefined) return;
+    map.delete(oldest);
+  }
 }

@@ -1,6 +1,5 @@
 import { stat } from "node:fs/promises";
 import Database from "better-sqlite3";
-import { BoundedMap } from "../../../common/bounded-map.js";
 import { parseRecord } from "../log-follower.js";
 import { objectField, stringField } from "../record-fields.js";
 
@@ -55,7 +54,7 @@ interface OpenDb {
  */
 export class OpencodeDb {
   private readonly open = new Map<string, OpenDb>();
-  private readonly cache = new BoundedMap<string, { stamp: string; value: unknown }>(MAX_OPEN_DATABASES * 64);
+  private readonly cache = new Map<string, { stamp: string; value: unknown }>();
 
   /**
    * The root sessions of `directory` updated at or after `sinceMs`, each with its newest prompt (for
@@ -93,7 +92,12 @@ export class OpencodeDb {
       if (cached) return cached.value as T;
       throw err;
     }
+    this.cache.delete(cacheKey);
     this.cache.set(cacheKey, { stamp, value });
+    if (this.cache.size > MAX_OPEN_DATABASES * 64) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
     return value;
   }
 

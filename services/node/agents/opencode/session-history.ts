@@ -1,7 +1,6 @@
 import { stat } from "node:fs/promises";
 import Database from "better-sqlite3";
 import { ChatRole, Cli } from "../../../../gen/staragent/v1/session_pb.js";
-import { BoundedMap } from "../../../common/bounded-map.js";
 import {
   type ChatHistoryReader,
   type ChatLogRef,
@@ -58,7 +57,7 @@ interface MessageRow {
 export class OpencodeSessionHistory implements ChatHistoryReader {
   readonly cli = Cli.OPENCODE;
   private readonly open = new Map<string, { db: Database.Database; ino: number }>();
-  private readonly windows = new BoundedMap<string, HistoryWindow>(MAX_CACHED_WINDOWS);
+  private readonly windows = new Map<string, HistoryWindow>();
 
   async read(log: ChatLogRef, request: HistoryRequest): Promise<HistoryWindow | undefined> {
     const [main, wal] = await Promise.all([
@@ -78,6 +77,11 @@ export class OpencodeSessionHistory implements ChatHistoryReader {
     }
     if (window) {
       this.windows.set(key, window);
+      while (this.windows.size > MAX_CACHED_WINDOWS) {
+        const oldest = this.windows.keys().next().value;
+        if (oldest === undefined) break;
+        this.windows.delete(oldest);
+      }
     }
     return window;
   }
