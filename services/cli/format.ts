@@ -34,6 +34,11 @@ export function sessionTable(sessions: readonly Session[]): string {
       s.cwd,
     ]),
   ];
+  return alignColumns(rows);
+}
+
+/** Rows of cells as lines, each column padded to its widest cell (the last one left as it is). */
+export function alignColumns(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
   return rows
     .map((r) =>

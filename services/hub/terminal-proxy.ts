@@ -14,6 +14,7 @@ import {
   type SendInputRequest,
   type TerminalStream,
 } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { openConnect } from "../common/connect-stream.js";
 import { principalKey } from "../common/context-keys.js";
 import type { Logger } from "../common/log.js";
 import { parseSessionName } from "../common/resource-names.js";
@@ -134,20 +135,15 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
 
   /** Relays a whole Connect stream to the owning node; the first message must be `attach`. */
   async *connect(requests: AsyncIterable<ConnectRequest>, ctx: HandlerContext): AsyncGenerator<ConnectResponse> {
-    const iterator = requests[Symbol.asyncIterator]();
-    const head = await iterator.next();
-    if (head.done || head.value.message.case !== "attach") {
-      throw new ConnectError("the first message of Connect must be 'attach'", Code.InvalidArgument);
-    }
-    const first = head.value;
-    const node = this.nodeOf(head.value.message.value.name, "attach.name");
+    const { head, attach, rest } = await openConnect(requests);
+    const node = this.nodeOf(attach.name, "attach.name");
     this.registry.admit(node);
     const owner = this.reserve(ctx);
     const hubId = newId();
     const relay = this.startRelay(node, ctx);
     const forwarded = (async function* () {
-      yield first;
-      yield* { [Symbol.asyncIterator]: () => iterator };
+      yield head;
+      yield* rest;
     })();
     try {
       const options = { ...this.registry.callOptions(ctx), signal: relay.stop.signal };
