@@ -104,16 +104,9 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
         yield this.relayEvent(event, hubId, node, owner);
       }
     } catch (err) {
-      const ending = relay.ending;
-      if (ending?.kind === "exited") {
-        yield exitedEvent(ending.reason);
-        return;
-      }
-      throw ending?.kind === "error" ? ending.error : this.registry.relayError(node, err, ctx);
+      yield this.exitedOrThrow(relay, node, err, ctx);
     } finally {
-      this.attachments.delete(hubId);
-      this.release(owner);
-      relay.finish();
+      this.endRelay(relay, hubId, owner);
     }
   }
 
@@ -157,17 +150,29 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
         }
       }
     } catch (err) {
-      const ending = relay.ending;
-      if (ending?.kind === "exited") {
-        yield create(ConnectResponseSchema, { message: { case: "event", value: exitedEvent(ending.reason) } });
-        return;
-      }
-      throw ending?.kind === "error" ? ending.error : this.registry.relayError(node, err, ctx);
+      const exited = this.exitedOrThrow(relay, node, err, ctx);
+      yield create(ConnectResponseSchema, { message: { case: "event", value: exited } });
     } finally {
-      this.attachments.delete(hubId);
-      this.release(owner);
-      relay.finish();
+      this.endRelay(relay, hubId, owner);
     }
+  }
+
+  /**
+   * How a relay whose node call failed ends for its caller: with the Hub's own `exited` (returned, to
+   * send) when the Hub ended it so; otherwise with the error the Hub ended it with, or the node's
+   * failure as the caller should see it (thrown).
+   */
+  private exitedOrThrow(relay: Relay, node: NodeEntry, err: unknown, ctx: HandlerContext): AttachResponse {
+    const ending = relay.ending;
+    if (ending?.kind === "exited") return exitedEvent(ending.reason);
+    throw ending?.kind === "error" ? ending.error : this.registry.relayError(node, err, ctx);
+  }
+
+  /** Frees what a relay holds once its stream ends, however it ends. */
+  private endRelay(relay: Relay, hubId: string, owner: string): void {
+    this.attachments.delete(hubId);
+    this.release(owner);
+    relay.finish();
   }
 
   /**
