@@ -74,8 +74,10 @@ build: node_modules/.installed web/dist/index.html ## Compile services/ and gen/
 	node scripts/build.mjs
 
 .PHONY: lint
-lint: node_modules/.installed ## Biome, buf lint, buf breaking against main, stale gen/ check, tsc (services, dashboard, e2e tests)
+lint: node_modules/.installed ## Biome, the import direction rules, buf lint, buf breaking against main, stale gen/ check, tsc (services, dashboard, e2e tests)
 	$(BIN)/biome check .
+	# Imports point down only (DESIGN.md §2): web → gen; cli → gen, common; hub → the Node's entry point.
+	node scripts/check-imports.mjs
 	$(BIN)/buf lint
 	# Breaking changes: the working tree against where it left main (the merge base, so a branch is not
 	# blamed for what main added since), and the newest commit against the one before it (on main itself
@@ -156,7 +158,7 @@ run: install build ## Start the Hub on HOST:PORT (default 127.0.0.1:8080) and pr
 
 .PHONY: dev
 dev: install web/dist/index.html ## Like run, but from the TypeScript sources (tsx), restarting the Hub when a file changes
-	$(BIN)/tsx watch services/cli/bin/staragent.ts hub --host $(HOST) --port $(PORT)
+	$(BIN)/tsx watch services/bin/staragent.ts hub --host $(HOST) --port $(PORT)
 
 # One tarball a worker machine installs with `npm install -g ./staragent-<version>.tgz`. npm pack runs
 # package.json's prepack (web's `build` script, when web/ has one: the dashboard lands in web/dist, which

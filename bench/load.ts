@@ -8,9 +8,9 @@ import { Connectivity, NodeService } from "../gen/staragent/v1/node_service_pb.j
 import { SessionService } from "../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../services/common/bearer.js";
-import { TestViewer } from "../services/node/terminal/test-viewer.js";
 import { NEXT_COMMAND, type TmuxArgument } from "../services/node/tmux/client.js";
 import { type ServerProcess, startServerProcess } from "../test/support/servers.js";
+import { TestViewer } from "../test/support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../test/support/tmux.js";
 import { waitFor } from "../test/support/wait.js";
 

@@ -5,9 +5,9 @@ import { type Session, SessionStatus, StatusReason } from "../gen/staragent/v1/s
 import { SessionService, WatchEventType } from "../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../services/common/bearer.js";
-import { TestViewer } from "../services/node/terminal/test-viewer.js";
 import { NEXT_COMMAND, type TmuxArgument } from "../services/node/tmux/client.js";
 import { type ServerProcess, startServerProcess } from "../test/support/servers.js";
+import { TestViewer } from "../test/support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../test/support/tmux.js";
 import { waitFor } from "../test/support/wait.js";
 import { type AgentFleet, FLEET_TOKEN, type FleetSession, startAgentFleet } from "./agent-fleet.js";

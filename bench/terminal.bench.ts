@@ -6,8 +6,8 @@ import * as pty from "node-pty";
 import { type ConnectRequest, ConnectRequestSchema, TerminalStream } from "../gen/staragent/v1/terminal_stream_pb.js";
 import { AsyncQueue } from "../services/common/async-queue.js";
 import { bearerInterceptor } from "../services/common/bearer.js";
-import { TestViewer } from "../services/node/terminal/test-viewer.js";
 import { startServerProcess } from "../test/support/servers.js";
+import { TestViewer } from "../test/support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../test/support/tmux.js";
 import { waitFor } from "../test/support/wait.js";
 

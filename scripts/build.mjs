@@ -4,12 +4,13 @@
  * `make build`: compiles the TypeScript into dist/ with source maps, so the `staragent` command, the Hub
  * and the Node start without a TypeScript loader and stack traces still name the .ts lines.
  *
- * - dist/staragent.js and dist/chunks/: the command, bundled from services/cli/bin/staragent.ts with
+ * - dist/staragent.js and dist/chunks/: the command, bundled from services/bin/staragent.ts with
  *   everything it imports (services/, gen/, and the pure-JavaScript packages: protobuf-es and Connect).
- *   Each `import()` of a command in services/cli/main.ts becomes its own chunk, so `staragent ls` loads
- *   the client's chunks and never the Hub's, the Node's or the native modules. One bundle instead of one
- *   file per module because Node spends most of a short command's start resolving and compiling modules:
- *   ~150 of them for `ls`, about half its wall time (docs/benchmarks.md, "Startup").
+ *   Each `import()` of a command in services/cli/main.ts (and of the servers in services/bin/staragent.ts)
+ *   becomes its own chunk, so `staragent ls` loads the client's chunks and never the Hub's, the Node's
+ *   or the native modules. One bundle instead of one file per module because Node spends most of a short
+ *   command's start resolving and compiling modules: ~150 of them for `ls`, about half its wall time
+ *   (docs/benchmarks.md, "Startup").
  * - dist/gen/: the generated code, one JavaScript file per .ts, for tools that integrate with the API.
  *
  * No file lists: the bundle follows imports from the entry point, and gen/ is walked, so files added or
@@ -43,7 +44,7 @@ export const ROOT = resolve(import.meta.dirname, "..");
 /** Where every output goes. */
 export const DIST = join(ROOT, "dist");
 /** The command's source; its bundle is dist/staragent.js (package.json's `bin`). */
-const ENTRY = join(ROOT, "services/cli/bin/staragent.ts");
+const ENTRY = join(ROOT, "services/bin/staragent.ts");
 /** Packages left to Node's resolver at run time: native addons, which a bundle cannot hold. */
 const EXTERNAL = ["node-pty", "better-sqlite3"];
 /** The generated code, compiled one file each into dist/gen/. */

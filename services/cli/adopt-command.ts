@@ -1,8 +1,8 @@
 import { parseArgs } from "node:util";
 import { Cli } from "../../gen/staragent/v1/session_pb.js";
 import { connectHub, sessionArgument, UsageError } from "./client.js";
+import type { Command } from "./command.js";
 import { enumWord } from "./format.js";
-import type { Command } from "./main.js";
 
 /**
  * `staragent adopt [NAME] [--node NODE]`: without NAME lists the tmux sessions running a supported CLI

@@ -3,7 +3,7 @@ import { create } from "@bufbuild/protobuf";
 import { type ConnectRequest, ConnectRequestSchema } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
 import { connectHub, sessionArgument, UsageError } from "./client.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 
 /** The detach key: Ctrl-] (as telnet), which agents' TUIs do not use, unlike Ctrl-\ (SIGQUIT). */
 const DETACH_BYTE = 0x1d;

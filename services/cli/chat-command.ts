@@ -4,7 +4,7 @@ import { type ChatMessage, ChatMessageSchema, ChatRole } from "../../gen/starage
 import { type GetChatResponse, WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
 import { sleep } from "../common/async-queue.js";
 import { connectHub, type HubClients, sessionArgument, UsageError } from "./client.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 
 /** How often `chat --follow` asks for the chat even without a change notice: the revision tmux gives
  * has one-second resolution, so a second change within the same second is caught by this poll. */

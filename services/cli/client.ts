@@ -7,6 +7,7 @@ import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../common/bearer.js";
 import type { EnvironmentConfig } from "../common/config.js";
+import { LOCAL_NODE_ID, sessionResourceName } from "../common/resource-names.js";
 
 /** The Hub's services, as the CLI calls them (gRPC over HTTP/2, like any script). */
 export interface HubClients {
@@ -51,5 +52,7 @@ export async function connectHub(config: EnvironmentConfig): Promise<HubClients>
 export function sessionArgument(arg: string): string {
   if (arg.startsWith("nodes/")) return arg;
   const slash = arg.indexOf("/");
-  return slash > 0 ? `nodes/${arg.slice(0, slash)}/sessions/${arg.slice(slash + 1)}` : `nodes/local/sessions/${arg}`;
+  return slash > 0
+    ? sessionResourceName(arg.slice(0, slash), arg.slice(slash + 1))
+    : sessionResourceName(LOCAL_NODE_ID, arg);
 }

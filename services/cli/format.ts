@@ -7,10 +7,16 @@ import {
   SessionType,
   StatusReason,
 } from "../../gen/staragent/v1/session_pb.js";
+import { LOCAL_NODE_ID } from "../common/resource-names.js";
 
 /** Lower-case name of an enum value without its prefix (`SessionStatus.WORKING` → `working`). */
 export function enumWord<E extends Record<number, string>>(e: E, value: number): string {
   return (e[value] ?? "unspecified").toLowerCase().replace(/_/g, "-");
+}
+
+/** How the CLI names a session: `NAME` on the Hub's own machine, `NODE/NAME` elsewhere (as it is typed). */
+export function sessionLabel(s: Session): string {
+  return s.node === LOCAL_NODE_ID ? s.tmuxSession : `${s.node}/${s.tmuxSession}`;
 }
 
 /** One line per session, aligned in columns, for `staragent ls`. */
@@ -18,7 +24,7 @@ export function sessionTable(sessions: readonly Session[]): string {
   const rows = [
     ["SESSION", "STATUS", "REASON", "CLI", "TYPE", "ORIGIN", "ACTIVE", "CWD"],
     ...sessions.map((s) => [
-      s.node === "local" ? s.tmuxSession : `${s.node}/${s.tmuxSession}`,
+      sessionLabel(s),
       enumWord(SessionStatus, s.status) + (s.nodeUnreachable ? "?" : ""),
       enumWord(StatusReason, s.statusReason),
       enumWord(Cli, s.cli),
@@ -28,6 +34,11 @@ export function sessionTable(sessions: readonly Session[]): string {
       s.cwd,
     ]),
   ];
+  return alignColumns(rows);
+}
+
+/** Rows of cells as lines, each column padded to its widest cell (the last one left as it is). */
+export function alignColumns(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
   return rows
     .map((r) =>

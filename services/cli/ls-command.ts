@@ -2,8 +2,8 @@ import { parseArgs } from "node:util";
 import { toJson } from "@bufbuild/protobuf";
 import { SessionSchema } from "../../gen/staragent/v1/session_pb.js";
 import { connectHub } from "./client.js";
+import type { Command } from "./command.js";
 import { sessionTable } from "./format.js";
-import type { Command } from "./main.js";
 
 /** Largest page asked for: most Hubs answer in one call; the loop follows page tokens beyond it. */
 const LIST_PAGE_SIZE = 1000;

@@ -1,10 +1,5 @@
-import { type EnvironmentConfig, readEnvironment } from "../common/config.js";
-
-/** What a command module exports: the code of one `staragent` sub-command. */
-export interface Command {
-  /** Runs the command; returns the exit code. */
-  run(args: string[], config: EnvironmentConfig, env: NodeJS.ProcessEnv): Promise<number>;
-}
+import { readEnvironment } from "../common/config.js";
+import type { Command } from "./command.js";
 
 /**
  * One sub-command as `staragent --help` lists it. Its module is imported only when it runs, so a
@@ -20,86 +15,84 @@ interface CommandEntry {
   load(): Promise<Command>;
 }
 
-const commands: Record<string, CommandEntry> = {
-  attach: {
-    usage: "NAME|NODE/NAME [--read-only] [--take-over]",
-    summary: "open a session's live terminal here (Ctrl-] detaches)",
-    load: async () => (await import("./attach-command.js")).attachCommand,
-  },
-  hub: {
-    usage: "[--host 127.0.0.1] [--port 8080] [--node NAME=URL ...]",
-    summary: "run the Hub (dashboard and API) for this machine and registered Nodes",
-    load: async () => {
-      const { runHub } = await import("../hub/main.js");
-      return {
-        run: async (args, _config, env) => {
-          await runHub(args, env);
-          return 0;
-        },
-      };
-    },
-  },
-  node: {
-    usage: "[--name NAME] [--host 127.0.0.1] [--port 8081]",
-    summary: "run a Node (the Remote Node API over this machine's tmux)",
-    load: async () => {
-      const { runNode } = await import("../node/main.js");
-      return {
-        run: async (args, _config, env) => {
-          await runNode(args, env);
-          return 0;
-        },
-      };
-    },
-  },
-  nodes: {
-    usage: "ls [--json] | add NAME URL [--token-file FILE] | rm NAME",
-    summary: "list, add or remove the Nodes the Hub shows (the token from a file or stdin)",
-    load: async () => (await import("./nodes-command.js")).nodesCommand,
-  },
-  system: {
-    usage: "start|stop|status hub|node|tailscaled [-- ARGS...]",
-    summary: "run StarAgent's own services in their tmux sessions (staragent-hub, ...)",
-    load: async () => (await import("./system-command.js")).systemCommand,
-  },
-  ls: {
-    usage: "[--json] [--node NODE] [--filter 'status=review cli=claude']",
-    summary: "list sessions with their status",
-    load: async () => (await import("./ls-command.js")).lsCommand,
-  },
-  new: {
-    usage: "NAME [--cwd DIR] [--node NODE] [-- COMMAND...]",
-    summary: "start a session running COMMAND (default: your shell) in DIR (default: here)",
-    load: async () => (await import("./new-command.js")).newCommand,
-  },
-  stop: {
-    usage: "NAME|NODE/NAME [--force]",
-    summary: "stop a session (--force for sessions StarAgent did not create)",
-    load: async () => (await import("./stop-command.js")).stopCommand,
-  },
-  send: {
-    usage: 'NAME|NODE/NAME "text"|-',
-    summary: "type a chat message into a session (- reads it from stdin)",
-    load: async () => (await import("./send-command.js")).sendCommand,
-  },
-  chat: {
-    usage: "NAME|NODE/NAME [--follow] [--lines N] [--json]",
-    summary: "print a session's chat (--follow keeps printing new messages)",
-    load: async () => (await import("./chat-command.js")).chatCommand,
-  },
-  watch: {
-    usage: "[--node NODE]",
-    summary: "stream status changes, one line each",
-    load: async () => (await import("./watch-command.js")).watchCommand,
-  },
-  adopt: {
-    usage: "[NAME|NODE/NAME] [--node NODE]",
-    summary: "list sessions that can be adopted, or adopt one",
-    load: async () => (await import("./adopt-command.js")).adoptCommand,
-  },
-};
+/**
+ * The commands that run the Hub, a Node or StarAgent's system sessions: their code is the servers',
+ * which the CLI does not import (it is a client of the API like any script), so the `staragent` entry
+ * point (services/bin/staragent.ts) hands their loaders in.
+ */
+export interface ServerCommands {
+  readonly hub: () => Promise<Command>;
+  readonly node: () => Promise<Command>;
+  readonly system: () => Promise<Command>;
+}
 
-function help(): string {
+/** The command table, in the order `staragent --help` lists it. */
+function commandTable(servers: ServerCommands): Record<string, CommandEntry> {
+  return {
+    attach: {
+      usage: "NAME|NODE/NAME [--read-only] [--take-over]",
+      summary: "open a session's live terminal here (Ctrl-] detaches)",
+      load: async () => (await import("./attach-command.js")).attachCommand,
+    },
+    hub: {
+      usage: "[--host 127.0.0.1] [--port 8080] [--node NAME=URL ...]",
+      summary: "run the Hub (dashboard and API) for this machine and registered Nodes",
+      load: servers.hub,
+    },
+    node: {
+      usage: "[--name NAME] [--host 127.0.0.1] [--port 8081]",
+      summary: "run a Node (the Remote Node API over this machine's tmux)",
+      load: servers.node,
+    },
+    nodes: {
+      usage: "ls [--json] | add NAME URL [--token-file FILE] | rm NAME",
+      summary: "list, add or remove the Nodes the Hub shows (the token from a file or stdin)",
+      load: async () => (await import("./nodes-command.js")).nodesCommand,
+    },
+    system: {
+      usage: "start|stop|status hub|node|tailscaled [-- ARGS...]",
+      summary: "run StarAgent's own services in their tmux sessions (staragent-hub, ...)",
+      load: servers.system,
+    },
+    ls: {
+      usage: "[--json] [--node NODE] [--filter 'status=review cli=claude']",
+      summary: "list sessions with their status",
+      load: async () => (await import("./ls-command.js")).lsCommand,
+    },
+    new: {
+      usage: "NAME [--cwd DIR] [--node NODE] [-- COMMAND...]",
+      summary: "start a session running COMMAND (default: your shell) in DIR (default: here)",
+      load: async () => (await import("./new-command.js")).newCommand,
+    },
+    stop: {
+      usage: "NAME|NODE/NAME [--force]",
+      summary: "stop a session (--force for sessions StarAgent did not create)",
+      load: async () => (await import("./stop-command.js")).stopCommand,
+    },
+    send: {
+      usage: 'NAME|NODE/NAME "text"|-',
+      summary: "type a chat message into a session (- reads it from stdin)",
+      load: async () => (await import("./send-command.js")).sendCommand,
+    },
+    chat: {
+      usage: "NAME|NODE/NAME [--follow] [--lines N] [--json]",
+      summary: "print a session's chat (--follow keeps printing new messages)",
+      load: async () => (await import("./chat-command.js")).chatCommand,
+    },
+    watch: {
+      usage: "[--node NODE]",
+      summary: "stream status changes, one line each",
+      load: async () => (await import("./watch-command.js")).watchCommand,
+    },
+    adopt: {
+      usage: "[NAME|NODE/NAME] [--node NODE]",
+      summary: "list sessions that can be adopted, or adopt one",
+      load: async () => (await import("./adopt-command.js")).adoptCommand,
+    },
+  };
+}
+
+function help(commands: Record<string, CommandEntry>): string {
   const width = Math.max(...Object.keys(commands).map((n) => n.length));
   return [
     "Usage: staragent COMMAND [ARGS]",
@@ -120,11 +113,15 @@ function help(): string {
   ].join("\n");
 }
 
-/** Runs `staragent` with `argv` (without the program name); returns the exit code. */
-export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+/**
+ * Runs `staragent` with `argv` (without the program name); returns the exit code. `servers` loads the
+ * server commands (see ServerCommands).
+ */
+export async function main(argv: string[], env: NodeJS.ProcessEnv, servers: ServerCommands): Promise<number> {
+  const commands = commandTable(servers);
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(help());
+    process.stdout.write(help(commands));
     return name === undefined ? 2 : 0;
   }
   if (name === "--version" || name === "version") {

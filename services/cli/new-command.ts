@@ -1,7 +1,8 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { LOCAL_NODE_ID } from "../common/resource-names.js";
 import { connectHub, UsageError } from "./client.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 
 /** `staragent new NAME [-- COMMAND...]`: starts a session; everything after `--` is its command. */
 export const newCommand: Command = {
@@ -12,7 +13,7 @@ export const newCommand: Command = {
     const { values, positionals } = parseArgs({
       args: own,
       allowPositionals: true,
-      options: { cwd: { type: "string" }, node: { type: "string", default: "local" } },
+      options: { cwd: { type: "string" }, node: { type: "string", default: LOCAL_NODE_ID } },
     });
     const name = positionals[0];
     if (!name || positionals.length > 1)

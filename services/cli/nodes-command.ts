@@ -4,8 +4,8 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Connectivity, type Node, NodeSchema } from "../../gen/staragent/v1/node_service_pb.js";
 import type { EnvironmentConfig } from "../common/config.js";
 import { connectHub, type HubClients, UsageError } from "./client.js";
-import { ago, enumWord } from "./format.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
+import { ago, alignColumns, enumWord } from "./format.js";
 import { readSecret } from "./secret-input.js";
 
 const USAGE = [
@@ -101,13 +101,5 @@ export function nodeTable(nodes: readonly Node[], now = Date.now()): string {
       n.lastError,
     ]),
   ];
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
-  return rows
-    .map((r) =>
-      r
-        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n");
+  return alignColumns(rows);
 }

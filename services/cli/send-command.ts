@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { connectHub, sessionArgument, UsageError } from "./client.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 
 const USAGE = 'usage: staragent send NAME "text"   (or - to read the text from stdin)';
 

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { connectHub, sessionArgument, UsageError } from "./client.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
 
 /** `staragent stop NAME`: stops a session; adopted ones need `--force` (they predate StarAgent). */
 export const stopCommand: Command = {

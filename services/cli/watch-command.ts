@@ -2,12 +2,12 @@ import { parseArgs } from "node:util";
 import { Cli, type Session, SessionStatus, StatusReason } from "../../gen/staragent/v1/session_pb.js";
 import { WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
 import { connectHub } from "./client.js";
-import { enumWord } from "./format.js";
-import type { Command } from "./main.js";
+import type { Command } from "./command.js";
+import { enumWord, sessionLabel } from "./format.js";
 
 /** One line for a session's state: what `staragent watch` prints when it changes. */
 export function watchLine(s: Session, now = new Date()): string {
-  const name = s.node === "local" ? s.tmuxSession : `${s.node}/${s.tmuxSession}`;
+  const name = sessionLabel(s);
   const prompt = s.prompt !== "" ? `  "${s.prompt}"` : "";
   const completion = s.completionId !== "" ? `  completion=${s.completionId}` : "";
   return `${now.toISOString().slice(11, 19)}  ${name}  ${enumWord(SessionStatus, s.status)}/${enumWord(StatusReason, s.statusReason)}  ${enumWord(Cli, s.cli)}${prompt}${completion}`;

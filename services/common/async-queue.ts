@@ -1,3 +1,5 @@
+import { setTimeout as delay } from "node:timers/promises";
+
 /**
  * A single-consumer queue that an async generator can drain: producers `push`, the consumer awaits
  * `next`. Used to turn callbacks (watch fan-out, pty output) into streaming RPC responses. `close`
@@ -58,16 +60,14 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   }
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-  });
+/**
+ * Resolves after `ms`, or at once when `signal` aborts: loops that wait between passes stop at once
+ * when their owner closes, without an abort error to catch at every call.
+ */
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, { signal });
+  } catch (err) {
+    if (!signal?.aborted) throw err;
+  }
 }

@@ -2,6 +2,7 @@ import { type DescMessage, fromBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Compression, UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import { wrapHandler } from "./wrap-handler.js";
 
 /** Envelope flag of a compressed message (gRPC, gRPC-Web, Connect streaming). */
 const FLAG_COMPRESSED = 0x01;
@@ -61,14 +62,7 @@ function withBinaryCheck(handler: UniversalHandler, readMaxBytes: number): Unive
       : checkWhole(req.body, (bytes) => check(bytes, compression !== undefined), readMaxBytes);
     return handler({ ...req, body });
   };
-  return Object.assign(checked, {
-    protocolNames: handler.protocolNames,
-    service: handler.service,
-    method: handler.method,
-    requestPath: handler.requestPath,
-    allowedMethods: handler.allowedMethods,
-    supportedContentType: handler.supportedContentType,
-  });
+  return wrapHandler(handler, checked);
 }
 
 function decodeOrRefuse(schema: DescMessage, bytes: Uint8Array): void {

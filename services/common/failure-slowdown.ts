@@ -1,3 +1,4 @@
+import { BoundedMap } from "./bounded-map.js";
 /** How failed authentication is slowed down. */
 export interface SlowdownOptions {
   /** Failures a peer may make, in its memory window, that are answered at once (typos). */
@@ -45,11 +46,12 @@ interface PeerFailures {
  */
 export class FailureSlowdown {
   private readonly options: SlowdownOptions;
-  private readonly peers = new Map<string, PeerFailures>();
+  private readonly peers: BoundedMap<string, PeerFailures>;
   private held = 0;
 
   constructor(options: Partial<SlowdownOptions> = {}) {
     this.options = { ...DEFAULT_SLOWDOWN, ...options };
+    this.peers = new BoundedMap(this.options.maxTrackedPeers);
   }
 
   /** Failures waiting for their answer right now. */
@@ -74,12 +76,7 @@ export class FailureSlowdown {
     entry.count++;
     entry.last = now;
     // Most recently failing last: the first key is the one to forget.
-    this.peers.delete(peer);
     this.peers.set(peer, entry);
-    if (this.peers.size > this.options.maxTrackedPeers) {
-      const oldest = this.peers.keys().next().value;
-      if (oldest !== undefined) this.peers.delete(oldest);
-    }
     const count = entry.count;
     const over = count - this.options.freeFailures;
     if (over <= 0) return Promise.resolve(count);

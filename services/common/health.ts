@@ -1,5 +1,6 @@
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
+import { sleep } from "./async-queue.js";
 
 /** How often a health Watch stream repeats the status, so proxies do not drop it as idle. */
 const HEALTH_WATCH_INTERVAL_MS = 15_000;
@@ -20,17 +21,7 @@ export function registerHealth(router: ConnectRouter, serviceNames: string[]): v
     async *watch(req, ctx) {
       while (!ctx.signal.aborted) {
         yield { status: status(req.service) };
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, HEALTH_WATCH_INTERVAL_MS);
-          ctx.signal.addEventListener(
-            "abort",
-            () => {
-              clearTimeout(timer);
-              resolve();
-            },
-            { once: true },
-          );
-        });
+        await sleep(HEALTH_WATCH_INTERVAL_MS, ctx.signal);
       }
     },
     list() {

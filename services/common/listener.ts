@@ -1,6 +1,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { setTimeout as delay } from "node:timers/promises";
 import tls from "node:tls";
 
 import type { Logger } from "./log.js";
@@ -9,6 +10,8 @@ import type { Logger } from "./log.js";
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 /** How long a graceful close waits for HTTP/2 sessions and requests in flight before destroying them. */
 const CLOSE_GRACE_MS = 2_000;
+/** How often close() looks whether the HTTP/1.1 sockets have drained: short, as a stop waits on it. */
+const SOCKET_DRAIN_POLL_MS = 20;
 
 /**
  * What bounds the connections of one listener, so that sockets which send a few bytes and stall (or
@@ -320,7 +323,7 @@ export async function listenOnePort(
         for (const socket of sockets) socket.destroy();
       }, CLOSE_GRACE_MS);
       // HTTP/1.1 sockets with a request in flight close once it ends; poll the set until empty.
-      while (sockets.size > 0) await new Promise((r) => setTimeout(r, 20));
+      while (sockets.size > 0) await delay(SOCKET_DRAIN_POLL_MS);
       clearTimeout(deadline);
       await closed;
     },

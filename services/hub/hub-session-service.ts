@@ -20,14 +20,10 @@ import {
 } from "../../gen/staragent/v1/session_service_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
-import {
-  BUILT_IN_FILTER_NAMES,
-  MAX_PAGE_SIZE,
-  paginate,
-  parseParent,
-  parseSessionFilter,
-  parseSessionName,
-} from "../node/index.js";
+import { MAX_PAGE_SIZE, paginate } from "../common/pagination.js";
+import { LOCAL_NODE_ID, parseParent, parseSessionName } from "../common/resource-names.js";
+import { parseSessionFilter } from "../common/session-filter.js";
+import { BUILT_IN_FILTER_NAMES } from "../node/index.js";
 import { callerEnd, NODE_CALL_TIMEOUT_MS, type NodeEntry, type NodeRegistry } from "./node-registry.js";
 
 /** First wait before re-watching a node whose stream broke; doubles up to the maximum. */
@@ -92,7 +88,7 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
    * the node starts nothing once the deadline has passed.
    */
   createSession(req: CreateSessionRequest, ctx: HandlerContext) {
-    const id = req.parent === "" ? "local" : parseParent(req.parent);
+    const id = req.parent === "" ? LOCAL_NODE_ID : parseParent(req.parent);
     if (id === "-") throw new ConnectError("parent: name one node (nodes/{node}), not nodes/-", Code.InvalidArgument);
     const node = this.registry.get(id);
     return this.forward(node, ctx, (n, o) => n.sessions.createSession({ ...req, parent: `nodes/${n.id}` }, o));

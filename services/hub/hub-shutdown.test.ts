@@ -2,8 +2,8 @@ import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConnectRequest, ConnectRequestSchema } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { type InProcessHub, startInProcessHub, tmuxClients } from "../../test/support/in-process-hub.js";
+import { TestViewer } from "../../test/support/test-viewer.js";
 import { waitFor } from "../../test/support/wait.js";
-import { TestViewer } from "../node/terminal/test-viewer.js";
 
 let f: InProcessHub;
 

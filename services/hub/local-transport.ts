@@ -5,6 +5,7 @@ import {
   type UniversalHandlerFn,
 } from "@connectrpc/connect/protocol";
 import { createTransport } from "@connectrpc/connect/protocol-connect";
+import { wrapHandler } from "../common/wrap-handler.js";
 
 /**
  * The Hub's in-process transport to its own machine: the machine's routes called without a network,
@@ -45,12 +46,5 @@ function endWithCaller(handler: UniversalHandler): UniversalHandler {
     else req.signal.addEventListener("abort", end, { once: true });
     return { ...res, body: { [Symbol.asyncIterator]: () => iterator } };
   };
-  return Object.assign(handle, {
-    protocolNames: handler.protocolNames,
-    service: handler.service,
-    method: handler.method,
-    requestPath: handler.requestPath,
-    allowedMethods: handler.allowedMethods,
-    supportedContentType: handler.supportedContentType,
-  });
+  return wrapHandler(handler, handle);
 }

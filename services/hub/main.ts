@@ -6,10 +6,11 @@ import { DEFAULT_HOST, DEFAULT_HUB_PORT, readEnvironment } from "../common/confi
 import { createLogger, parseLogLevel } from "../common/log.js";
 import { parseOrigins } from "../common/own-origins.js";
 import { packageRoot } from "../common/package-root.js";
+import { LOCAL_NODE_ID, NODE_ID_PATTERN } from "../common/resource-names.js";
+import { parsePort, waitForSignal } from "../common/server-process.js";
 import { readServerTls, readTrustedCertificates } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
-import { createMachine, createTerminal, NODE_ID_PATTERN } from "../node/index.js";
-import { parsePort, waitForSignal } from "../node/main.js";
+import { createMachine, createTerminal } from "../node/index.js";
 import { startHubServer } from "./hub-server.js";
 
 /** The built dashboard, in the repository or the installed package (`make package` puts it there). */
@@ -55,13 +56,13 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
       ? undefined
       : checkToken(config.nodeToken, "STARAGENT_NODE_TOKEN", "unset it when no --node needs it");
   const { machine, tmux, chat } = createMachine({
-    nodeName: "local",
+    nodeName: LOCAL_NODE_ID,
     home: config.home,
     tmuxSocket: config.tmuxSocket,
     env,
     log,
   });
-  const terminal = createTerminal({ nodeName: "local", tmux, log });
+  const terminal = createTerminal({ nodeName: LOCAL_NODE_ID, tmux, log });
   const hub = await startHubServer({
     machine,
     chat,
@@ -126,7 +127,7 @@ function parseNodeFlag(value: string): { id: string; url: string } {
   const eq = value.indexOf("=");
   const id = value.slice(0, eq);
   const url = value.slice(eq + 1);
-  if (eq <= 0 || !NODE_ID_PATTERN.test(id) || id === "local" || !/^https?:\/\/[^/]+/.test(url)) {
+  if (eq <= 0 || !NODE_ID_PATTERN.test(id) || id === LOCAL_NODE_ID || !/^https?:\/\/[^/]+/.test(url)) {
     throw new Error(`--node ${value}: expected NAME=http://host:port (NAME: lowercase letters, digits, '-')`);
   }
   return { id, url };

@@ -18,9 +18,10 @@ import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../common/bearer.js";
 import { nextVia, VIA_HEADER } from "../common/hops.js";
+import { JsonFile } from "../common/json-file.js";
 import type { Logger } from "../common/log.js";
+import { LOCAL_NODE_ID } from "../common/resource-names.js";
 import { STARAGENT_VERSION } from "../common/version.js";
-import { JsonFile } from "../node/index.js";
 import { classifyNodeError, describeProblem, errorText, type NodeProblem } from "./node-errors.js";
 import { checkNode, HealthLoop, type HealthOutcome } from "./node-health.js";
 
@@ -135,8 +136,8 @@ export class NodeRegistry {
 
   constructor(private readonly options: NodeRegistryOptions) {
     this.store = new JsonFile(join(options.home, "nodes.json"), validateStoredNodes, () => [], options.log);
-    this.nodes.set("local", {
-      id: "local",
+    this.nodes.set(LOCAL_NODE_ID, {
+      id: LOCAL_NODE_ID,
       local: true,
       url: "",
       displayName: hostname(),

@@ -10,7 +10,8 @@ import {
   WatchNodesResponseSchema,
 } from "../../gen/staragent/v1/node_service_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
-import { NODE_ID_PATTERN, paginate } from "../node/index.js";
+import { paginate } from "../common/pagination.js";
+import { LOCAL_NODE_ID, NODE_ID_PATTERN } from "../common/resource-names.js";
 import { NODE_TOKEN_PATTERN, type NodeRegistry } from "./node-registry.js";
 
 /** Longest node URL accepted. */
@@ -41,7 +42,7 @@ export class HubNodeService implements ServiceImpl<typeof NodeService> {
   }
 
   async addNode(req: AddNodeRequest) {
-    if (!NODE_ID_PATTERN.test(req.nodeId) || req.nodeId === "local") {
+    if (!NODE_ID_PATTERN.test(req.nodeId) || req.nodeId === LOCAL_NODE_ID) {
       throw new ConnectError(
         `node_id: ${JSON.stringify(req.nodeId.slice(0, 80))} is not valid (lowercase letters, digits and '-', starting with a letter, at most 63; 'local' is reserved)`,
         Code.InvalidArgument,

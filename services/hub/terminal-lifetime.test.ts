@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import http2 from "node:http2";
 import net from "node:net";
+import { setTimeout as delay } from "node:timers/promises";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,9 +16,9 @@ import {
   startInProcessHub,
   tmuxClients,
 } from "../../test/support/in-process-hub.js";
+import { TestViewer } from "../../test/support/test-viewer.js";
 import { waitFor } from "../../test/support/wait.js";
-import { MAX_ATTACHMENTS_PER_SESSION } from "../node/terminal/limits.js";
-import { TestViewer } from "../node/terminal/test-viewer.js";
+import { MAX_ATTACHMENTS_PER_SESSION } from "../node/index.js";
 
 /**
  * An attachment must end when its caller goes away, however it goes, on the Hub's own machine (reached
@@ -35,6 +36,8 @@ const TARGETS = [
 
 /** A Hub limit per caller low enough to reach in a test, above the Node's per-session limit. */
 const HUB_LIMIT = 10;
+/** How long the abort test's reader dwells on each message, so aborts land while it is busy. */
+const SLOW_READER_MS = 5;
 
 beforeAll(async () => {
   f = await startInProcessHub({ maxAttachmentsPerCaller: HUB_LIMIT });
@@ -151,7 +154,7 @@ describe.each(TARGETS)("attachments to $label", ({ name }) => {
       try {
         if (i % 2 === 0) {
           for await (const _ of f.terminal.attach({ name, cols: 80, rows: 24 }, { signal: abort.signal })) {
-            await new Promise((r) => setTimeout(r, 5));
+            await delay(SLOW_READER_MS);
           }
         } else {
           const requests = (async function* (): AsyncGenerator<ConnectRequest> {
@@ -159,7 +162,7 @@ describe.each(TARGETS)("attachments to $label", ({ name }) => {
             await new Promise((r) => abort.signal.addEventListener("abort", r, { once: true }));
           })();
           for await (const _ of f.terminal.connect(requests, { signal: abort.signal })) {
-            await new Promise((r) => setTimeout(r, 5));
+            await delay(SLOW_READER_MS);
           }
         }
       } catch (err) {

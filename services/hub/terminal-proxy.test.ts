@@ -3,10 +3,10 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { type ServerProcess, startServerProcess } from "../../test/support/servers.js";
+import { TestViewer } from "../../test/support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../../test/support/tmux.js";
 import { waitFor } from "../../test/support/wait.js";
 import { bearerInterceptor } from "../common/bearer.js";
-import { TestViewer } from "../node/terminal/test-viewer.js";
 
 const SHELL = ["env", "PS1=READY> ", "bash", "--norc", "--noprofile"];
 const HUB_TOKEN = "hub-token-for-terminal-tests";

@@ -14,9 +14,10 @@ import {
   type SendInputRequest,
   type TerminalStream,
 } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { openConnect } from "../common/connect-stream.js";
 import { principalKey } from "../common/context-keys.js";
 import type { Logger } from "../common/log.js";
-import { parseSessionName } from "../node/index.js";
+import { parseSessionName } from "../common/resource-names.js";
 import type { NodeEntry, NodeRegistry } from "./node-registry.js";
 
 /** Attachments one Hub caller (a browser login or a token holder) may hold across all nodes. */
@@ -103,16 +104,9 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
         yield this.relayEvent(event, hubId, node, owner);
       }
     } catch (err) {
-      const ending = relay.ending;
-      if (ending?.kind === "exited") {
-        yield exitedEvent(ending.reason);
-        return;
-      }
-      throw ending?.kind === "error" ? ending.error : this.registry.relayError(node, err, ctx);
+      yield this.exitedOrThrow(relay, node, err, ctx);
     } finally {
-      this.attachments.delete(hubId);
-      this.release(owner);
-      relay.finish();
+      this.endRelay(relay, hubId, owner);
     }
   }
 
@@ -134,20 +128,15 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
 
   /** Relays a whole Connect stream to the owning node; the first message must be `attach`. */
   async *connect(requests: AsyncIterable<ConnectRequest>, ctx: HandlerContext): AsyncGenerator<ConnectResponse> {
-    const iterator = requests[Symbol.asyncIterator]();
-    const head = await iterator.next();
-    if (head.done || head.value.message.case !== "attach") {
-      throw new ConnectError("the first message of Connect must be 'attach'", Code.InvalidArgument);
-    }
-    const first = head.value;
-    const node = this.nodeOf(head.value.message.value.name, "attach.name");
+    const { head, attach, rest } = await openConnect(requests);
+    const node = this.nodeOf(attach.name, "attach.name");
     this.registry.admit(node);
     const owner = this.reserve(ctx);
     const hubId = newId();
     const relay = this.startRelay(node, ctx);
     const forwarded = (async function* () {
-      yield first;
-      yield* { [Symbol.asyncIterator]: () => iterator };
+      yield head;
+      yield* rest;
     })();
     try {
       const options = { ...this.registry.callOptions(ctx), signal: relay.stop.signal };
@@ -161,17 +150,29 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
         }
       }
     } catch (err) {
-      const ending = relay.ending;
-      if (ending?.kind === "exited") {
-        yield create(ConnectResponseSchema, { message: { case: "event", value: exitedEvent(ending.reason) } });
-        return;
-      }
-      throw ending?.kind === "error" ? ending.error : this.registry.relayError(node, err, ctx);
+      const exited = this.exitedOrThrow(relay, node, err, ctx);
+      yield create(ConnectResponseSchema, { message: { case: "event", value: exited } });
     } finally {
-      this.attachments.delete(hubId);
-      this.release(owner);
-      relay.finish();
+      this.endRelay(relay, hubId, owner);
     }
+  }
+
+  /**
+   * How a relay whose node call failed ends for its caller: with the Hub's own `exited` (returned, to
+   * send) when the Hub ended it so; otherwise with the error the Hub ended it with, or the node's
+   * failure as the caller should see it (thrown).
+   */
+  private exitedOrThrow(relay: Relay, node: NodeEntry, err: unknown, ctx: HandlerContext): AttachResponse {
+    const ending = relay.ending;
+    if (ending?.kind === "exited") return exitedEvent(ending.reason);
+    throw ending?.kind === "error" ? ending.error : this.registry.relayError(node, err, ctx);
+  }
+
+  /** Frees what a relay holds once its stream ends, however it ends. */
+  private endRelay(relay: Relay, hubId: string, owner: string): void {
+    this.attachments.delete(hubId);
+    this.release(owner);
+    relay.finish();
   }
 
   /**

@@ -2,7 +2,7 @@ import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { isAbsolute } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { SYSTEM_SESSION_NAMES, validateSessionName } from "./tmux/names.js";
+import { SYSTEM_SESSION_NAMES, validateSessionName } from "../common/resource-names.js";
 
 /** Most arguments a created session's command may have. */
 export const MAX_COMMAND_ARGS = 64;

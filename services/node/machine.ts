@@ -17,13 +17,13 @@ import {
 } from "../../gen/staragent/v1/session_service_pb.js";
 import { AsyncQueue, sleep } from "../common/async-queue.js";
 import type { Logger } from "../common/log.js";
+import { SYSTEM_SESSION_NAMES, sessionResourceName } from "../common/resource-names.js";
 import { type AgentRegistry, createBuiltInAgents } from "./agents/registry.js";
 import { validateCommand, validateCwd, validateNewSessionId } from "./create-session-input.js";
 import { ModelReads } from "./model-reads.js";
 import type { SessionInspector, SessionObservation } from "./status/observation.js";
 import type { AdoptedSession, StateFiles } from "./store/state-files.js";
 import { type TmuxClient, TmuxError } from "./tmux/client.js";
-import { SYSTEM_SESSION_NAMES, sessionResourceName } from "./tmux/names.js";
 import { activePanes, listPanes, type PaneInfo, paneStamp } from "./tmux/panes.js";
 import { TmuxServerProbe } from "./tmux/server-probe.js";
 import { killSession, newSession } from "./tmux/sessions.js";

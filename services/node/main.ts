@@ -4,12 +4,13 @@ import { parseArgs } from "node:util";
 import { warnIfCleartextBeyondLoopback } from "../common/cleartext-warning.js";
 import { DEFAULT_HOST, DEFAULT_NODE_PORT, readEnvironment } from "../common/config.js";
 import { createLogger, parseLogLevel } from "../common/log.js";
+import { LOCAL_NODE_ID, NODE_ID_PATTERN } from "../common/resource-names.js";
+import { parsePort, waitForSignal } from "../common/server-process.js";
 import { readServerTls } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine } from "./create-machine.js";
 import { startNodeServer } from "./node-server.js";
 import { createTerminal } from "./terminal/create-terminal.js";
-import { NODE_ID_PATTERN } from "./tmux/names.js";
 
 /**
  * `staragent node`: the composition root of a Node. Reads the environment and flags, builds the
@@ -34,7 +35,7 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
   }
   const config = readEnvironment(env);
   const name = values.name ?? defaultNodeName(hostname());
-  if (!NODE_ID_PATTERN.test(name) || name === "local") {
+  if (!NODE_ID_PATTERN.test(name) || name === LOCAL_NODE_ID) {
     throw new Error(
       `--name ${name}: use lowercase letters, digits and '-', starting with a letter ('local' is the Hub's)`,
     );
@@ -100,25 +101,5 @@ export function defaultNodeName(host: string): string {
     .replace(/^[^a-z]+/, "")
     .slice(0, 63)
     .replace(/-+$/, "");
-  return NODE_ID_PATTERN.test(name) && name !== "local" ? name : "node";
-}
-
-/** Parses a TCP port (0 picks a free one). */
-export function parsePort(value: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new Error(`--port ${value}: not a port number (0 to 65535)`);
-  return port;
-}
-
-/** Resolves on the first SIGINT or SIGTERM. */
-export function waitForSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      process.off("SIGINT", done);
-      process.off("SIGTERM", done);
-      resolve();
-    };
-    process.on("SIGINT", done);
-    process.on("SIGTERM", done);
-  });
+  return NODE_ID_PATTERN.test(name) && name !== LOCAL_NODE_ID ? name : "node";
 }

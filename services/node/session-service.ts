@@ -8,10 +8,10 @@ import {
   type SessionService,
   WatchSessionsResponseSchema,
 } from "../../gen/staragent/v1/session_service_pb.js";
+import { paginate } from "../common/pagination.js";
+import { parseParent, parseSessionName } from "../common/resource-names.js";
+import { parseSessionFilter } from "../common/session-filter.js";
 import type { Machine } from "./machine.js";
-import { paginate } from "./pagination.js";
-import { parseSessionFilter } from "./session-filter.js";
-import { parseParent, parseSessionName } from "./tmux/names.js";
 
 /** Chat over a machine's sessions (DESIGN.md §7); provided by the chat module. */
 export interface ChatBackend {

@@ -9,9 +9,9 @@ import {
   ConnectRequestSchema,
   TerminalStream,
 } from "../../gen/staragent/v1/terminal_stream_pb.js";
-import { TestViewer } from "../../services/node/terminal/test-viewer.js";
 import { type InProcessHubOnly, openPtyMasters, startInProcessHubFor, tmuxClients } from "../support/in-process-hub.js";
 import { type ServerProcess, startServerProcess } from "../support/servers.js";
+import { TestViewer } from "../support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { waitFor } from "../support/wait.js";
 import { grpcClient, testToken } from "./hub-fixture.js";

@@ -17,7 +17,6 @@ import {
 import { WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../../services/common/bearer.js";
-import { TestViewer } from "../../services/node/terminal/test-viewer.js";
 import {
   type ProcessResult,
   REPO_ROOT,
@@ -26,6 +25,7 @@ import {
   STARAGENT_BIN,
   startServerProcess,
 } from "../support/servers.js";
+import { TestViewer } from "../support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { waitFor } from "../support/wait.js";
 import { failureOf, type HubFixture, startHubFixture, testToken } from "./hub-fixture.js";

@@ -7,20 +7,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionSchema } from "../../gen/staragent/v1/session_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { paginate } from "../../services/common/pagination.js";
+import { parseParent, parseSessionName, sessionResourceName } from "../../services/common/resource-names.js";
+import { parseSessionFilter } from "../../services/common/session-filter.js";
 import { BUILT_IN_FILTER_NAMES } from "../../services/node/agents/registry.js";
 import { chatDelta, encodeCursor } from "../../services/node/chat/chat-cursor.js";
 import { validateChatText } from "../../services/node/chat/chat-text.js";
 import { MessageIds } from "../../services/node/chat/message-ids.js";
 import { validateCommand, validateCwd, validateNewSessionId } from "../../services/node/create-session-input.js";
-import { paginate } from "../../services/node/pagination.js";
-import { parseSessionFilter } from "../../services/node/session-filter.js";
 import {
   validateAttachmentId,
   validateHistoryLines,
   validateInput,
   validateSize,
 } from "../../services/node/terminal/terminal-requests.js";
-import { parseParent, parseSessionName, sessionResourceName } from "../../services/node/tmux/names.js";
 import { fuzz, mutateText, type Random } from "./fuzz.js";
 
 /** Request values that are close to valid: real names and terms, mutated. */

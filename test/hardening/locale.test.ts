@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
-import { TestViewer } from "../../services/node/terminal/test-viewer.js";
 import { grpcClient, testToken } from "../foundation/hub-fixture.js";
 import { type ServerProcess, startServerProcess } from "../support/servers.js";
+import { TestViewer } from "../support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { waitFor } from "../support/wait.js";
 

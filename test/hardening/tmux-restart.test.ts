@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionService, WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../../services/common/bearer.js";
-import { TestViewer } from "../../services/node/terminal/test-viewer.js";
 import { failureOf, testToken } from "../foundation/hub-fixture.js";
 import { readWatch } from "../foundation/watch-events.js";
 import { type ServerProcess, startServerProcess } from "../support/servers.js";
+import { TestViewer } from "../support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { waitFor } from "../support/wait.js";
 

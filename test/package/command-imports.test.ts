@@ -84,7 +84,7 @@ describe("what each command loads (the compiled command, traced)", () => {
     const help = await traced(["--help"], {}, dir);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: staragent/);
-    expect(help.loaded).toEqual(["services/cli/bin/staragent.ts", "services/cli/main.ts", "services/common/config.ts"]);
+    expect(help.loaded).toEqual(["services/bin/staragent.ts", "services/cli/main.ts", "services/common/config.ts"]);
   });
 
   it("ls against a running Hub loads the client and the generated code, not the machine backend, the servers or the native modules", async () => {

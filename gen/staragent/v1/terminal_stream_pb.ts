@@ -42,7 +42,7 @@ export type AttachRequest = Message<"staragent.v1.AttachRequest"> & {
   rows: number;
 
   /**
-   * Lines of history to send in `attached`, 0 to 10000; 0 means 1000.
+   * Lines of history to send in `attached`, 0 to 10000; 0 means 2000.
    *
    * @generated from field: int32 history_lines = 4;
    */

@@ -1,3 +1,5 @@
+import { BoundedMap } from "../../common/bounded-map.js";
+
 /** Bindings remembered at once (one per CLI process); the oldest is forgotten past this. */
 const MAX_BINDINGS = 1024;
 /**
@@ -62,11 +64,11 @@ interface Remembered {
  *    its screen, never from another session's log.
  */
 export class LogBinder {
-  private readonly bindings = new Map<string, Remembered>();
+  private readonly bindings = new BoundedMap<string, Remembered>(MAX_BINDINGS);
   /** Per log, the process last bound to it: another process's log is never a folder's "newest" for this one. */
-  private readonly owners = new Map<string, string>();
+  private readonly owners = new BoundedMap<string, string>(MAX_BINDINGS);
   /** Per process: the candidates whose prompt was looked for and not found, by key and write time. */
-  private readonly rejected = new Map<string, Map<string, number>>();
+  private readonly rejected = new BoundedMap<string, Map<string, number>>(MAX_BINDINGS);
 
   /** The log of `request.process`, reading its screen only when a new candidate may be its own. */
   async bind(request: BindingRequest): Promise<Binding> {
@@ -114,7 +116,6 @@ export class LogBinder {
       if (stillFree.length === 0) {
         for (const c of open) rejected.set(c.key, c.updatedMs);
         this.rejected.set(process, rejected);
-        trim(this.rejected);
       }
     }
     if (current && currentCandidate && !claimed.has(current.key)) {
@@ -132,12 +133,8 @@ export class LogBinder {
   }
 
   private remember(process: string, binding: Remembered): void {
-    this.bindings.delete(process);
     this.bindings.set(process, binding);
-    trim(this.bindings);
-    this.owners.delete(binding.key);
     this.owners.set(binding.key, process);
-    trim(this.owners);
   }
 }
 
@@ -145,14 +142,6 @@ function newestOf(candidates: readonly LogCandidate[]): LogCandidate | undefined
   let best: LogCandidate | undefined;
   for (const c of candidates) if (!best || c.updatedMs > best.updatedMs) best = c;
   return best;
-}
-
-function trim(map: Map<string, unknown>): void {
-  while (map.size > MAX_BINDINGS) {
-    const oldest = map.keys().next().value;
-    if (oldest === undefined) return;
-    map.delete(oldest);
-  }
 }
 
 /** Whitespace runs as one space: a screen wraps and pads what was typed. */

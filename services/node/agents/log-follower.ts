@@ -1,4 +1,5 @@
 import { open, stat } from "node:fs/promises";
+import { BoundedMap } from "../../common/bounded-map.js";
 import { readLinesBackward, readLinesForward } from "./backward-lines.js";
 
 /** One parsed JSONL record (an object; anything else on a line is skipped). */
@@ -50,7 +51,7 @@ interface Entry<S> {
  * Malformed lines are skipped; a missing or unreadable file reads as undefined, never an error.
  */
 export class LogFollower<S> {
-  private readonly entries = new Map<string, Entry<S>>();
+  private readonly entries = new BoundedMap<string, Entry<S>>(MAX_FOLLOWED_LOGS);
 
   constructor(private readonly reducer: LifecycleReducer<S>) {}
 
@@ -76,12 +77,7 @@ export class LogFollower<S> {
       this.entries.delete(path);
       return undefined;
     }
-    this.entries.delete(path);
     this.entries.set(path, entry);
-    if (this.entries.size > MAX_FOLLOWED_LOGS) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
     return { path, size: info.size, mtimeMs: info.mtimeMs, state: entry.state, reread: true };
   }
 

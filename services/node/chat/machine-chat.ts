@@ -18,7 +18,9 @@ import {
   SendChatMessageResponseSchema,
 } from "../../../gen/staragent/v1/session_service_pb.js";
 import { sleep } from "../../common/async-queue.js";
+import { DEFAULT_HISTORY_LINES, MAX_HISTORY_LINES } from "../../common/history-lines.js";
 import type { Logger } from "../../common/log.js";
+import { sessionResourceName } from "../../common/resource-names.js";
 import type { AgentModule } from "../agents/agent.js";
 import type { ChatHistoryReader, ChatLogRef } from "../agents/chat-history.js";
 import type { AgentRegistry } from "../agents/registry.js";
@@ -26,7 +28,6 @@ import type { Machine } from "../machine.js";
 import type { ChatBackend } from "../session-service.js";
 import type { SessionObservation } from "../status/observation.js";
 import { type TmuxClient, TmuxError } from "../tmux/client.js";
-import { sessionResourceName } from "../tmux/names.js";
 import { chatDelta, encodeCursor } from "./chat-cursor.js";
 import type { ParsedMessage } from "./chat-parser.js";
 import { validateChatText } from "./chat-text.js";
@@ -35,7 +36,7 @@ import { answerLogChat, answerOlderPage, type LogChatMessage, SCREEN_MERGE_MARGI
 import { type ClientCopy, decodeLogCursor, decodePageToken, logGeneration, oldestEntry } from "./log-cursor.js";
 import { MessageIds } from "./message-ids.js";
 import { pasteMessage } from "./paste-message.js";
-import { captureTranscript, DEFAULT_HISTORY_LINES, MAX_HISTORY_LINES, MIN_HISTORY_LINES } from "./transcript.js";
+import { captureTranscript, MIN_HISTORY_LINES } from "./transcript.js";
 
 /** How long a send waits for the native log to show the new user turn before answering "not confirmed". */
 export const CONFIRM_TIMEOUT_MS = 5_000;

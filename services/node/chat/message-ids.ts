@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { BoundedMap } from "../../common/bounded-map.js";
 import type { ParsedMessage } from "./chat-parser.js";
 
 /** Chats whose ids are remembered (one per session, pane and history size asked for); oldest forgotten first. */
@@ -43,7 +44,7 @@ export function messageDigest(message: ParsedMessage): string {
  * different messages. Memory is bounded to MAX_TRACKED_CHATS chats.
  */
 export class MessageIds {
-  private readonly chats = new Map<string, Tracked>();
+  private readonly chats = new BoundedMap<string, Tracked>(MAX_TRACKED_CHATS);
 
   /** Numbers `messages`, read now from the chat identified by `key`. */
   number(key: string, messages: readonly ParsedMessage[]): NumberedChat {
@@ -52,17 +53,11 @@ export class MessageIds {
     if (!tracked) {
       tracked = { generation: randomBytes(6).toString("base64url"), base: 0, digests: [] };
     } else {
-      this.chats.delete(key);
       const offset = alignOffset(tracked.digests, digests);
       tracked.base += offset ?? tracked.digests.length;
     }
     tracked.digests = digests;
     this.chats.set(key, tracked);
-    while (this.chats.size > MAX_TRACKED_CHATS) {
-      const oldest = this.chats.keys().next().value;
-      if (oldest === undefined) break;
-      this.chats.delete(oldest);
-    }
     const base = tracked.base;
     return {
       generation: tracked.generation,

@@ -1,11 +1,7 @@
 import type { TmuxClient } from "../tmux/client.js";
 
-/** Lines of history GetChat parses when the request says 0. */
-export const DEFAULT_HISTORY_LINES = 2000;
 /** Fewest history lines a request may ask for: less would cut most conversations mid-message. */
 export const MIN_HISTORY_LINES = 100;
-/** Most history lines a request may ask for: a capture blocks the whole tmux server (STACK.md). */
-export const MAX_HISTORY_LINES = 10_000;
 
 /**
  * A pane's transcript for the chat parsers: up to `historyLines` lines of scrollback followed by the

@@ -1,9 +1,9 @@
 import { Cli, SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
+import { SYSTEM_SESSION_NAMES } from "../../common/resource-names.js";
 import { type AgentContext, type AgentModule, SCREEN_RECHECK_MS } from "../agents/agent.js";
 import type { ProcessInfo, ProcessTable } from "../agents/process-table.js";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { TmuxClient } from "../tmux/client.js";
-import { SYSTEM_SESSION_NAMES } from "../tmux/names.js";
 import type { PaneInfo } from "../tmux/panes.js";
 import { agentObservation, plainObservation, type SessionInspector, type SessionObservation } from "./observation.js";
 import { type FoundAgent, PaneProcesses } from "./pane-processes.js";

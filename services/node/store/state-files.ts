@@ -1,6 +1,6 @@
 import { join } from "node:path";
+import { expectObject, JsonFile } from "../../common/json-file.js";
 import type { Logger } from "../../common/log.js";
-import { expectObject, JsonFile } from "./json-file.js";
 
 /** Version stamped into every state file so later releases can migrate them. */
 const STATE_VERSION = 1;

@@ -1,4 +1,4 @@
-import { access, chmod, mkdir } from "node:fs/promises";
+import { chmod, mkdir } from "node:fs/promises";
 import { sleep } from "../../common/async-queue.js";
 import { SECRET_VARIABLES } from "../../common/config.js";
 import { NEXT_COMMAND, sessionTarget, type TmuxClient } from "../tmux/client.js";
@@ -6,7 +6,7 @@ import { recordFormat } from "../tmux/format-records.js";
 import { ORIGIN_OPTION } from "../tmux/panes.js";
 import { EXEC_ARGV_PREFIX } from "../tmux/sessions.js";
 import { putLaunchSecrets } from "./launch-secrets.js";
-import { planTailscaled, probeTailscaledHost, type TailscaledProbePaths } from "./tailscaled.js";
+import { pathExists, planTailscaled, probeTailscaledHost, type TailscaledProbePaths } from "./tailscaled.js";
 
 /** StarAgent's own services, each run in its tmux session by `staragent system`. */
 export const SYSTEM_SERVICES = ["hub", "node", "tailscaled"] as const;
@@ -255,7 +255,7 @@ export class SystemSessions {
         argv: plan.argv,
         env: passed,
         secrets: {},
-        ready: () => exists(socket),
+        ready: () => pathExists(socket),
         notes: [
           `userspace networking; state and socket in ${plan.stateDir}`,
           `log this machine in to your tailnet: tailscale --socket=${socket} up`,
@@ -325,13 +325,4 @@ function listeningUrl(lines: readonly string[]): string | undefined {
 function lastLines(lines: readonly string[]): string[] {
   const kept = lines.filter((l) => l.trim() !== "" && !/^Pane is dead/.test(l));
   return kept.slice(-LAST_LINES);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

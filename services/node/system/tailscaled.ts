@@ -46,8 +46,8 @@ export function defaultProbePaths(path: string): TailscaledProbePaths {
 export async function probeTailscaledHost(paths: TailscaledProbePaths): Promise<TailscaledHost> {
   return {
     binary: await which("tailscaled", paths.path),
-    tunDevice: await exists(paths.tunDevice),
-    systemd: await exists(paths.systemdDir),
+    tunDevice: await pathExists(paths.tunDevice),
+    systemd: await pathExists(paths.systemdDir),
   };
 }
 
@@ -115,7 +115,8 @@ async function which(name: string, path: string): Promise<string | undefined> {
   return undefined;
 }
 
-async function exists(path: string): Promise<boolean> {
+/** Whether `path` exists (tailscaled's device, systemd, and its socket once it listens). */
+export async function pathExists(path: string): Promise<boolean> {
   try {
     await access(path);
     return true;

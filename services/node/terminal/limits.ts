@@ -9,12 +9,6 @@ export const MAX_INPUT_BYTES = 64 * 1024;
 /** Largest width or height accepted, in cells: tmux and xterm.js cope; larger is a client bug. */
 export const MAX_TERMINAL_DIMENSION = 1000;
 
-/** Most history lines a viewer may ask for: `capture-pane` blocks the tmux server while it runs. */
-export const MAX_HISTORY_LINES = 10_000;
-
-/** History lines sent when the viewer asks for 0 (the contract's default). */
-export const DEFAULT_HISTORY_LINES = 1_000;
-
 /** Attachments one session may have at once: each is a tmux client and a pty on the machine. */
 export const MAX_ATTACHMENTS_PER_SESSION = 8;
 

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AttachResponseSchema } from "../../../gen/staragent/v1/terminal_stream_pb.js";
@@ -191,7 +192,7 @@ export class SessionTerminal {
       if (Date.now() > deadline) {
         throw new ConnectError(`tmux did not attach a client to ${this.session} in time`, Code.Unavailable);
       }
-      await new Promise((r) => setTimeout(r, CLIENT_APPEAR_POLL_MS));
+      await delay(CLIENT_APPEAR_POLL_MS);
     }
   }
 

@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { DEFAULT_HISTORY_LINES, MAX_HISTORY_LINES, MAX_INPUT_BYTES, MAX_TERMINAL_DIMENSION } from "./limits.js";
+import { DEFAULT_HISTORY_LINES, MAX_HISTORY_LINES } from "../../common/history-lines.js";
+import { MAX_INPUT_BYTES, MAX_TERMINAL_DIMENSION } from "./limits.js";
 import type { CellSize } from "./terminal-tmux.js";
 
 /**

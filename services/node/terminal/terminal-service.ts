@@ -13,10 +13,11 @@ import {
   type TerminalStream,
 } from "../../../gen/staragent/v1/terminal_stream_pb.js";
 import { AsyncQueue } from "../../common/async-queue.js";
+import { openConnect } from "../../common/connect-stream.js";
 import { principalKey } from "../../common/context-keys.js";
 import type { Logger } from "../../common/log.js";
+import { parseSessionName } from "../../common/resource-names.js";
 import type { TmuxClient } from "../tmux/client.js";
-import { parseSessionName } from "../tmux/names.js";
 import type { AttachmentManager } from "./attachment-manager.js";
 import type { PtyAttachment } from "./pty-attachment.js";
 import { validateAttachmentId, validateHistoryLines, validateInput, validateSize } from "./terminal-requests.js";
@@ -72,12 +73,8 @@ export class NodeTerminalService implements ServiceImpl<typeof TerminalStream> {
    * `exited` and ends. A failing input or resize ends the stream with its error.
    */
   async *connect(requests: AsyncIterable<ConnectRequest>, ctx: HandlerContext): AsyncGenerator<ConnectResponse> {
-    const iterator = requests[Symbol.asyncIterator]();
-    const head = await iterator.next();
-    if (head.done || head.value.message.case !== "attach") {
-      throw new ConnectError("the first message of Connect must be 'attach'", Code.InvalidArgument);
-    }
-    const { attachment, first } = await this.open(head.value.message.value, ctx, "attach.");
+    const { attach, rest } = await openConnect(requests);
+    const { attachment, first } = await this.open(attach, ctx, "attach.");
     const out = new AsyncQueue<ConnectResponse>();
     const stop = new AbortController();
     const onAbort = () => stop.abort();
@@ -89,7 +86,7 @@ export class NodeTerminalService implements ServiceImpl<typeof TerminalStream> {
       out.close();
     })().catch((err) => out.fail(err));
     const reader = (async () => {
-      for await (const request of { [Symbol.asyncIterator]: () => iterator }) {
+      for await (const request of rest) {
         if (stop.signal.aborted) return;
         const m = request.message;
         if (m.case === "input") {

@@ -6,12 +6,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ConnectRequest } from "../../../gen/staragent/v1/terminal_stream_pb.js";
 import { TerminalStream } from "../../../gen/staragent/v1/terminal_stream_pb.js";
 import { type ServerProcess, startServerProcess } from "../../../test/support/servers.js";
+import { TestViewer } from "../../../test/support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../../../test/support/tmux.js";
 import { waitFor } from "../../../test/support/wait.js";
 import { AsyncQueue } from "../../common/async-queue.js";
 import { bearerInterceptor } from "../../common/bearer.js";
 import { MAX_ATTACHMENTS_PER_SESSION, MAX_OUTPUT_CHUNK_BYTES, OUTPUT_HIGH_WATERMARK_BYTES } from "./limits.js";
-import { TestViewer } from "./test-viewer.js";
 
 /** A shell with a fixed prompt and no rc files, so screens are predictable. */
 const SHELL = ["env", "PS1=READY> ", "bash", "--norc", "--noprofile"];

@@ -1,5 +1,5 @@
+import { SESSION_NAME_PATTERN } from "../../common/resource-names.js";
 import { NEXT_COMMAND, sessionTarget, type TmuxClient } from "./client.js";
-import { SESSION_NAME_PATTERN } from "./names.js";
 import { ORIGIN_OPTION } from "./panes.js";
 
 /**

@@ -1,6 +1,7 @@
 import { open, readdir, realpath, stat } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { BoundedMap } from "../../../common/bounded-map.js";
 
 /** Days of rollout folders searched back from today (bounded even for a process started long ago). */
 const MAX_ROLLOUT_DAYS = 8;
@@ -42,10 +43,10 @@ export interface RolloutFile {
  * open file descriptors cannot be used: cwd, time and the prompts on screen are what match.
  */
 export class RolloutFinder {
-  private readonly cwds = new Map<string, string>();
-  private readonly byId = new Map<string, string>();
+  private readonly cwds = new BoundedMap<string, string>(MAX_CACHED_CWDS);
+  private readonly byId = new BoundedMap<string, string>(MAX_CACHED_CWDS);
   /** The rollouts of a cwd, listed again only when a day folder changes (a rollout is created). */
-  private readonly listings = new Map<string, { stamp: string; paths: readonly string[] }>();
+  private readonly listings = new BoundedMap<string, { stamp: string; paths: readonly string[] }>(MAX_CACHED_CWDS);
 
   /** Rollouts of `cwd` written at or after `since` (slack included by the caller). */
   async writtenSince(codexHome: string, cwd: string, since: Date, resumed: boolean): Promise<RolloutFile[]> {
@@ -66,13 +67,8 @@ export class RolloutFinder {
     if (!paths) {
       const listed = await this.listFolders(folders, cwd);
       paths = listed.paths;
-      this.listings.delete(key);
       // A rollout whose first line was not readable yet is looked at again next time.
       this.listings.set(key, { stamp: listed.complete ? stamp : "", paths });
-      if (this.listings.size > MAX_CACHED_CWDS) {
-        const oldest = this.listings.keys().next().value;
-        if (oldest !== undefined) this.listings.delete(oldest);
-      }
     }
     const all = new Set(paths);
     // A resumed thread keeps writing its old rollout, which may lie in an older day's folder.
@@ -114,10 +110,6 @@ export class RolloutFinder {
     const found = (await indexedRollout(codexHome, id)) ?? (await scanForThread(codexHome, id));
     if (found) {
       this.byId.set(key, found);
-      if (this.byId.size > MAX_CACHED_CWDS) {
-        const oldest = this.byId.keys().next().value;
-        if (oldest !== undefined) this.byId.delete(oldest);
-      }
     }
     return found;
   }
@@ -130,10 +122,6 @@ export class RolloutFinder {
     // A rollout caught before its first line is complete is asked again next time.
     if (cwd === "") return cwd;
     this.cwds.set(path, cwd);
-    if (this.cwds.size > MAX_CACHED_CWDS) {
-      const oldest = this.cwds.keys().next().value;
-      if (oldest !== undefined) this.cwds.delete(oldest);
-    }
     return cwd;
   }
 }

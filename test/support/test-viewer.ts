@@ -1,5 +1,5 @@
 import type { Client } from "@connectrpc/connect";
-import type { AttachRequest, AttachResponse, TerminalStream } from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import type { AttachRequest, AttachResponse, TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 
 /** Output a test viewer keeps for marker checks: bounded, so a flood cannot exhaust the test's memory. */
 const OUTPUT_TAIL_CHARS = 64 * 1024;

@@ -1,7 +1,7 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { UsageError } from "./client.js";
-import type { Command } from "./main.js";
+import { UsageError } from "../cli/client.js";
+import type { Command } from "../cli/command.js";
 
 /**
  * `staragent system start|stop|status hub|node|tailscaled`: StarAgent's own services in their tmux

@@ -2,7 +2,7 @@ import { constants, type Stats } from "node:fs";
 import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { Logger } from "../../common/log.js";
+import type { Logger } from "./log.js";
 
 /** Checks parsed JSON and returns the typed value, or throws an Error saying what is wrong. */
 export type Validator<T> = (value: unknown) => T;

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLogger } from "../../common/log.js";
 import { expectObject, JsonFile } from "./json-file.js";
+import { createLogger } from "./log.js";
 
 interface Counter {
   readonly n: number;

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { parseParent, parseSessionName, sessionResourceName, validateSessionName } from "./names.js";
+import { parseParent, parseSessionName, sessionResourceName, validateSessionName } from "./resource-names.js";
 
 function invalid(fn: () => unknown): string {
   try {
