@@ -8,7 +8,7 @@ import { parseOrigins } from "../common/own-origins.js";
 import { packageRoot } from "../common/package-root.js";
 import { readServerTls, readTrustedCertificates } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
-import { createMachine, createTerminal, NODE_ID_PATTERN } from "../node/index.js";
+import { createMachine, NODE_ID_PATTERN } from "../node/index.js";
 import { parsePort, waitForSignal } from "../node/main.js";
 import { startHubServer } from "./hub-server.js";
 
@@ -54,17 +54,9 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     config.nodeToken === undefined
       ? undefined
       : checkToken(config.nodeToken, "STARAGENT_NODE_TOKEN", "unset it when no --node needs it");
-  const { machine, tmux, chat } = createMachine({
-    nodeName: "local",
-    home: config.home,
-    tmuxSocket: config.tmuxSocket,
-    env,
-    log,
-  });
-  const terminal = createTerminal({ nodeName: "local", tmux, log });
+  const machine = createMachine({ nodeName: "local", home: config.home, tmuxSocket: config.tmuxSocket, env, log });
   const hub = await startHubServer({
     machine,
-    chat,
     host: values.host,
     port,
     token: token.token,
@@ -74,7 +66,6 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     commandLineNodes: nodes,
     origins: config.origins === undefined ? [] : parseOrigins(config.origins, "STARAGENT_ORIGINS"),
     nodeToken,
-    terminal,
     tls,
     nodeCa,
   });
