@@ -30,8 +30,9 @@ export class WakeSignal {
   /**
    * Resolves once woken (at once when the flag is already set), after `ms` (none: no time limit) or
    * when `signal` aborts, whichever comes first; true when woken. The flag is left for `take`.
+   * `unref`: the time limit alone does not keep the process alive (a background check).
    */
-  wait(ms?: number, signal?: AbortSignal): Promise<boolean> {
+  wait(ms?: number, signal?: AbortSignal, options: { readonly unref?: boolean } = {}): Promise<boolean> {
     if (this.woken) return Promise.resolve(true);
     if (signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
@@ -44,6 +45,7 @@ export class WakeSignal {
       cleanup.add(() => this.waiters.delete(done));
       if (ms !== undefined) {
         const timer = setTimeout(done, ms);
+        if (options.unref) timer.unref();
         cleanup.add(() => clearTimeout(timer));
       }
       if (signal) cleanup.add(onAbort(signal, done));

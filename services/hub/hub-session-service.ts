@@ -2,21 +2,19 @@ import { create } from "@bufbuild/protobuf";
 import { type CallOptions, Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { Connectivity } from "../../gen/staragent/v1/node_service_pb.js";
 import { type Session, SessionSchema } from "../../gen/staragent/v1/session_pb.js";
-import {
-  type AdoptSessionRequest,
-  type CreateSessionRequest,
-  type GetChatRequest,
-  type GetSessionRequest,
-  type ListAdoptableSessionsRequest,
-  type ListSessionsRequest,
-  type MarkSessionSeenRequest,
-  type SendChatMessageRequest,
-  type SessionService,
-  type StopSessionRequest,
-  WatchEventType,
-  type WatchSessionsRequest,
-  type WatchSessionsResponse,
-  WatchSessionsResponseSchema,
+import type {
+  AdoptSessionRequest,
+  CreateSessionRequest,
+  GetChatRequest,
+  GetSessionRequest,
+  ListAdoptableSessionsRequest,
+  ListSessionsRequest,
+  MarkSessionSeenRequest,
+  SendChatMessageRequest,
+  SessionService,
+  StopSessionRequest,
+  WatchSessionsRequest,
+  WatchSessionsResponse,
 } from "../../gen/staragent/v1/session_service_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
 import { Disposables, onAbort } from "../common/disposables.js";

@@ -1,6 +1,3 @@
-import { hostname } from "node:os";
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   type CallOptions,
   type Client,
@@ -10,13 +7,9 @@ import {
   type HandlerContext,
   type Transport,
 } from "@connectrpc/connect";
-import { Connectivity, type Node, NodeSchema, NodeService } from "../../gen/staragent/v1/node_service_pb.js";
-import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
-import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { Connectivity, type Node, NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { Disposables, onAbort } from "../common/disposables.js";
-import { nextVia, VIA_HEADER } from "../common/hops.js";
 import type { Logger } from "../common/log.js";
-import { STARAGENT_VERSION } from "../common/version.js";
 import { type JsonFile, LOCAL_NODE_ID } from "../node/index.js";
 import { http2Connector, type NodeConnection, type NodeConnector, nodeCallOptions } from "./node-connection.js";
 import { localNodeEntry, type NodeEntry, remoteNodeEntry, toNode } from "./node-entry.js";

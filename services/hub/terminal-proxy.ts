@@ -15,6 +15,7 @@ import {
   type TerminalStream,
 } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { principalKey } from "../common/context-keys.js";
+import { onAbort } from "../common/disposables.js";
 import type { Logger } from "../common/log.js";
 import { parseSessionName } from "../node/index.js";
 import type { NodeEntry, NodeRegistry } from "./node-registry.js";
@@ -240,8 +241,7 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
   /** Tracks a relay from its start; it stops when its caller goes away or the Hub ends it. */
   private startRelay(node: NodeEntry, ctx: HandlerContext): Relay {
     const stop = new AbortController();
-    const onAbort = () => stop.abort();
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    const unlisten = onAbort(ctx.signal, () => stop.abort());
     let resolve = () => {};
     const finished = new Promise<void>((r) => {
       resolve = r;
@@ -252,7 +252,7 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
       ending: undefined,
       finished,
       finish: () => {
-        ctx.signal.removeEventListener("abort", onAbort);
+        unlisten();
         this.relays.delete(relay);
         resolve();
       },
