@@ -17,6 +17,7 @@ import {
 import { principalKey } from "../common/context-keys.js";
 import { onAbort } from "../common/disposables.js";
 import type { Logger } from "../common/log.js";
+import { WakeSignal } from "../common/wake-signal.js";
 import { parseSessionName } from "../node/index.js";
 import type { NodeEntry, NodeRegistry } from "./node-registry.js";
 
@@ -242,19 +243,16 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
   private startRelay(node: NodeEntry, ctx: HandlerContext): Relay {
     const stop = new AbortController();
     const unlisten = onAbort(ctx.signal, () => stop.abort());
-    let resolve = () => {};
-    const finished = new Promise<void>((r) => {
-      resolve = r;
-    });
+    const done = new WakeSignal();
     const relay: Relay = {
       node,
       stop,
       ending: undefined,
-      finished,
+      finished: done.wait().then(() => undefined),
       finish: () => {
         unlisten();
         this.relays.delete(relay);
-        resolve();
+        done.wake();
       },
     };
     this.relays.add(relay);
