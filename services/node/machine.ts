@@ -137,9 +137,13 @@ export class Machine implements SessionLookup {
     this.changed();
   }
 
-  /** Sessions running a supported CLI that StarAgent neither created nor adopted. */
+  /**
+   * Sessions running a supported CLI that StarAgent neither created nor adopted. Read from tmux now,
+   * not from the watch loop's model: a person looks for an agent they have just started by hand, which
+   * the model may not hold yet.
+   */
   async listAdoptable(): Promise<AdoptableSession[]> {
-    const sessions = await this.listSessions();
+    const sessions = [...(await this.model.refresh()).values()];
     return sessions
       .filter((s) => s.origin === SessionOrigin.UNMANAGED && this.isAdoptableCli(s.cli))
       .map((s) =>
