@@ -104,6 +104,15 @@ describe("Machine reads while its watch loop runs", () => {
     await machine.stopSession("made", false);
     expect(await machine.listSessions()).toEqual([]);
     await expect(machine.getSession("made")).rejects.toMatchObject({ code: Code.NotFound });
+    // tmux's server exits with its last session; a session made while it exits would meet it going.
+    await waitFor(
+      () =>
+        tmux.run("list-sessions").then(
+          () => false,
+          () => true,
+        ),
+      "tmux's server to exit with its last session",
+    );
     await tmux.run("new-session", "-d", "-s", "by-hand", "sleep 600");
     await waitFor(
       async () => (await machine.listSessions()).some((s) => s.tmuxSession === "by-hand"),
