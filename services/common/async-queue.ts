@@ -1,4 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
+import { WakeSignal } from "./wake-signal.js";
 
 /**
  * A single-consumer queue that an async generator can drain: producers `push`, the consumer awaits
@@ -7,7 +8,7 @@ import { setTimeout as delay } from "node:timers/promises";
  */
 export class AsyncQueue<T> implements AsyncIterable<T> {
   private readonly items: T[] = [];
-  private waiter: (() => void) | undefined;
+  private readonly ready = new WakeSignal();
   private closed = false;
   private error: unknown;
 
@@ -19,12 +20,12 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
   push(item: T): void {
     if (this.closed) return;
     this.items.push(item);
-    this.wake();
+    this.ready.wake();
   }
 
   close(): void {
     this.closed = true;
-    this.wake();
+    this.ready.wake();
   }
 
   fail(error: unknown): void {
@@ -39,6 +40,7 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
 
   async *[Symbol.asyncIterator](): AsyncGenerator<T> {
     for (;;) {
+      this.ready.take();
       if (this.items.length > 0) {
         yield this.items.shift() as T;
         continue;
@@ -47,16 +49,8 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
         if (this.error !== undefined) throw this.error;
         return;
       }
-      await new Promise<void>((resolve) => {
-        this.waiter = resolve;
-      });
+      await this.ready.wait();
     }
-  }
-
-  private wake(): void {
-    const waiter = this.waiter;
-    this.waiter = undefined;
-    waiter?.();
   }
 }
 

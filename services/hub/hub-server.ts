@@ -8,7 +8,7 @@ import type { ListenerTls } from "../common/listener.js";
 import type { Logger } from "../common/log.js";
 import { OwnOrigins } from "../common/own-origins.js";
 import { type RunningServer, startServer } from "../common/server.js";
-import { type ChatBackend, type Machine, type MachineTerminal, nodeRoutes } from "../node/index.js";
+import { type MachineServices, machineRoutes } from "../node/index.js";
 import { HubSessionService } from "./hub-session-service.js";
 import { createLocalTransport } from "./local-transport.js";
 import { NodeRegistry } from "./node-registry.js";
@@ -18,11 +18,8 @@ import { BrowserSessions, createWebHandler } from "./web.js";
 
 /** What a Hub is built from. */
 export interface HubServerOptions {
-  /** The Hub's own machine, served as node `local`. */
-  readonly machine: Machine;
-  readonly chat?: ChatBackend;
-  /** The Hub's own machine's terminal (its attachments). */
-  readonly terminal: MachineTerminal;
+  /** The Hub's own machine (sessions, chat, terminal), served in-process as node `local`. */
+  readonly machine: MachineServices;
   readonly host: string;
   readonly port: number;
   /** The user token (scripts send it as a bearer token; browsers exchange it for a cookie). */
@@ -56,9 +53,7 @@ export interface RunningHub extends RunningServer {
  * routed over the Hub's own machine (in-process) and the registered Nodes, on one port.
  */
 export async function startHubServer(options: HubServerOptions): Promise<RunningHub> {
-  const localTransport = createLocalTransport(
-    nodeRoutes({ machine: options.machine, chat: options.chat, extraRoutes: options.terminal.routes }),
-  );
+  const localTransport = createLocalTransport(machineRoutes(options.machine));
   const instanceId = newInstanceId();
   const registry = new NodeRegistry({
     instanceId,
@@ -119,7 +114,7 @@ export async function startHubServer(options: HubServerOptions): Promise<Running
       closing ??= (async () => {
         // Viewers first get `exited` and a clean end, then nothing of the machine's terminal is left.
         await terminal.close("the Hub is stopping");
-        await options.terminal.close();
+        await options.machine.terminal.close();
         await registry.close();
         await server.close();
       })();

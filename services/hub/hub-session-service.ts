@@ -2,29 +2,30 @@ import { create } from "@bufbuild/protobuf";
 import { type CallOptions, Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { Connectivity } from "../../gen/staragent/v1/node_service_pb.js";
 import { type Session, SessionSchema } from "../../gen/staragent/v1/session_pb.js";
-import {
-  type AdoptSessionRequest,
-  type CreateSessionRequest,
-  type GetChatRequest,
-  type GetSessionRequest,
-  type ListAdoptableSessionsRequest,
-  type ListSessionsRequest,
-  type MarkSessionSeenRequest,
-  type SendChatMessageRequest,
-  type SessionService,
-  type StopSessionRequest,
-  WatchEventType,
-  type WatchSessionsRequest,
-  type WatchSessionsResponse,
-  WatchSessionsResponseSchema,
+import type {
+  AdoptSessionRequest,
+  CreateSessionRequest,
+  GetChatRequest,
+  GetSessionRequest,
+  ListAdoptableSessionsRequest,
+  ListSessionsRequest,
+  MarkSessionSeenRequest,
+  SendChatMessageRequest,
+  SessionService,
+  StopSessionRequest,
+  WatchSessionsRequest,
+  WatchSessionsResponse,
 } from "../../gen/staragent/v1/session_service_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
+import { Disposables, onAbort } from "../common/disposables.js";
 import type { Logger } from "../common/log.js";
 import { MAX_PAGE_SIZE, paginate } from "../common/pagination.js";
 import { LOCAL_NODE_ID, parseParent, parseSessionName } from "../common/resource-names.js";
 import { parseSessionFilter } from "../common/session-filter.js";
 import { BUILT_IN_FILTER_NAMES } from "../node/index.js";
-import { callerEnd, NODE_CALL_TIMEOUT_MS, type NodeEntry, type NodeRegistry } from "./node-registry.js";
+import { callerEnd } from "./node-errors.js";
+import { NODE_CALL_TIMEOUT_MS, type NodeEntry, type NodeRegistry } from "./node-registry.js";
+import { type LastKnownSessions, WatchMerge } from "./watch-merge.js";
 
 /** First wait before re-watching a node whose stream broke; doubles up to the maximum. */
 const REWATCH_INITIAL_MS = 500;
@@ -40,7 +41,7 @@ const REWATCH_MAX_MS = 15_000;
  */
 export class HubSessionService implements ServiceImpl<typeof SessionService> {
   /** Last sessions seen per node, shown (marked unreachable) while a node cannot be reached. */
-  private readonly lastKnown = new Map<string, Session[]>();
+  private readonly lastKnown: LastKnownSessions = new Map();
 
   constructor(
     private readonly registry: NodeRegistry,
@@ -141,198 +142,89 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
   }
 
   /**
-   * Merges the watch streams of the nodes of `parent`: one SNAPSHOT once every node has answered or
-   * failed, then their changes. A node whose stream breaks, or that its health check finds OFFLINE
-   * (a hung Node's stream never breaks by itself), is reported at once in `unreachable`
-   * (UNREACHABLE_CHANGED) and watched again with backoff, at the latest when its health check sees it
-   * back; its fresh snapshot is then sent as changes.
+   * Merges the watch streams of the nodes of `parent` (`watch-merge.ts`): one SNAPSHOT once every
+   * node has answered or failed, then their changes. A node whose stream breaks, or that its health
+   * check finds OFFLINE (a hung Node's stream never breaks by itself), is reported at once in
+   * `unreachable` (UNREACHABLE_CHANGED) and watched again with backoff, at the latest when its health
+   * check sees it back; its fresh snapshot is then sent as changes.
    */
   async *watchSessions(req: WatchSessionsRequest, ctx: HandlerContext): AsyncGenerator<WatchSessionsResponse> {
     const nodes = this.nodesOf(parseParent(req.parent));
     const queue = new AsyncQueue<WatchSessionsResponse>();
-    const current = new Map<string, Map<string, Session>>();
-    const unreachable = new Set<string>();
-    let pendingFirst = nodes.length;
-    let snapshotSent = false;
-
-    const sendSnapshotIfReady = () => {
-      if (snapshotSent || pendingFirst > 0) return;
-      snapshotSent = true;
-      const sessions = [...current.values()].flatMap((m) => [...m.values()]);
-      sessions.sort((a, b) => `${a.node}/${a.tmuxSession}`.localeCompare(`${b.node}/${b.tmuxSession}`));
-      queue.push(
-        create(WatchSessionsResponseSchema, {
-          type: WatchEventType.SNAPSHOT,
-          sessions,
-          unreachable: [...unreachable].sort(),
-        }),
-      );
+    const merge = new WatchMerge(
+      nodes.map((node) => node.id),
+      this.lastKnown,
+    );
+    const send = (events: WatchSessionsResponse[]) => {
+      for (const event of events) queue.push(event);
     };
-    const setReachable = (node: NodeEntry, reachable: boolean) => {
-      const name = `nodes/${node.id}`;
-      if (reachable === !unreachable.has(name)) return;
-      if (reachable) unreachable.delete(name);
-      else unreachable.add(name);
-      if (snapshotSent) {
-        const marked = [...(current.get(node.id)?.values() ?? [])].map((s) =>
-          create(SessionSchema, { ...s, nodeUnreachable: !reachable }),
-        );
-        queue.push(
-          create(WatchSessionsResponseSchema, {
-            type: WatchEventType.UNREACHABLE_CHANGED,
-            sessions: marked,
-            unreachable: [...unreachable].sort(),
-          }),
-        );
-      }
-    };
-
-    /** A node removed from the Hub meanwhile: its sessions leave the merged view. */
-    const forget = (node: NodeEntry) => {
-      const names = [...(current.get(node.id)?.keys() ?? [])];
-      current.delete(node.id);
-      if (!snapshotSent) return;
-      if (names.length > 0) {
-        queue.push(create(WatchSessionsResponseSchema, { type: WatchEventType.REMOVED, removedNames: names }));
-      }
-      if (unreachable.delete(`nodes/${node.id}`)) {
-        queue.push(
-          create(WatchSessionsResponseSchema, {
-            type: WatchEventType.UNREACHABLE_CHANGED,
-            unreachable: [...unreachable].sort(),
-          }),
-        );
-      }
-    };
-
-    const follow = async (node: NodeEntry) => {
-      let first = true;
-      let backoff = REWATCH_INITIAL_MS;
-      const removed = () => !this.registry.isCurrent(node);
-      while (!ctx.signal.aborted) {
-        if (removed()) {
-          if (first) {
-            pendingFirst--;
-            sendSnapshotIfReady();
-          }
-          forget(node);
-          return;
-        }
-        const offline = () => !node.local && node.connectivity === Connectivity.OFFLINE;
-        if (!offline()) {
-          // One attempt; it ends when the node's health check finds it OFFLINE, or with the caller.
-          const attempt = new AbortController();
-          const stopOnAbort = () => attempt.abort();
-          ctx.signal.addEventListener("abort", stopOnAbort, { once: true });
-          const unsubscribe = this.registry.onChange(() => {
-            if (offline() || removed()) attempt.abort();
-          });
-          try {
-            const options = this.registry.callOptions(ctx);
-            for await (const event of node.sessions.watchSessions(
-              { parent: `nodes/${node.id}` },
-              { ...options, signal: attempt.signal },
-            )) {
-              this.registry.markSeen(node.id);
-              backoff = REWATCH_INITIAL_MS;
-              this.apply(node, event, current, queue, snapshotSent);
-              setReachable(node, true);
-              if (first && event.type === WatchEventType.SNAPSHOT) {
-                first = false;
-                pendingFirst--;
-                sendSnapshotIfReady();
-              }
-            }
-          } catch (err) {
-            if (ctx.signal.aborted) return;
-            if (!attempt.signal.aborted) this.registry.suspect(node.id);
-            this.log.debug("watch of a node broke", {
-              node: node.id,
-              error: err instanceof Error ? err.message : String(err),
-            });
-          } finally {
-            unsubscribe();
-            ctx.signal.removeEventListener("abort", stopOnAbort);
-          }
-        }
-        if (ctx.signal.aborted) return;
-        if (removed()) continue;
-        setReachable(node, false);
-        if (first) {
-          first = false;
-          for (const s of this.lastKnown.get(node.id) ?? []) {
-            if (!current.has(node.id)) current.set(node.id, new Map());
-            current.get(node.id)?.set(s.name, create(SessionSchema, { ...s, nodeUnreachable: true }));
-          }
-          pendingFirst--;
-          sendSnapshotIfReady();
-        }
-        // Retry after the backoff, or as soon as the registry changes (the node back ONLINE).
-        const until = Date.now() + backoff;
-        while (!ctx.signal.aborted && Date.now() < until) {
-          await this.registry.nextChange(until - Date.now(), ctx.signal);
-          if (!offline() || removed()) break;
-        }
-        backoff = Math.min(backoff * 2, REWATCH_MAX_MS);
-      }
-    };
-
-    const followers = nodes.map((node) => follow(node));
-    const onAbort = () => queue.close();
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-    if (nodes.length === 0) sendSnapshotIfReady();
+    const followers = nodes.map((node) => this.follow(node, merge, send, ctx));
+    const unlisten = onAbort(ctx.signal, () => queue.close());
+    send(merge.start());
     try {
       yield* queue;
     } finally {
-      ctx.signal.removeEventListener("abort", onAbort);
+      unlisten();
       await Promise.allSettled(followers);
     }
   }
 
-  /** Folds one node event into the merged view and queues what the caller should see. */
-  private apply(
+  /** Watches one node for a merged watch until the caller leaves, re-watching it while it fails. */
+  private async follow(
     node: NodeEntry,
-    event: WatchSessionsResponse,
-    current: Map<string, Map<string, Session>>,
-    queue: AsyncQueue<WatchSessionsResponse>,
-    snapshotSent: boolean,
-  ): void {
-    let sessions = current.get(node.id);
-    if (!sessions) {
-      sessions = new Map();
-      current.set(node.id, sessions);
-    }
-    switch (event.type) {
-      case WatchEventType.SNAPSHOT: {
-        const fresh = new Map(event.sessions.map((s) => [s.name, s]));
-        const removed = [...sessions.keys()].filter((name) => !fresh.has(name));
-        current.set(node.id, fresh);
-        this.lastKnown.set(node.id, event.sessions);
-        if (snapshotSent) {
-          if (event.sessions.length > 0)
-            queue.push(
-              create(WatchSessionsResponseSchema, { type: WatchEventType.UPSERTED, sessions: event.sessions }),
-            );
-          if (removed.length > 0)
-            queue.push(create(WatchSessionsResponseSchema, { type: WatchEventType.REMOVED, removedNames: removed }));
-        }
+    merge: WatchMerge,
+    send: (events: WatchSessionsResponse[]) => void,
+    ctx: HandlerContext,
+  ): Promise<void> {
+    let backoff = REWATCH_INITIAL_MS;
+    const removed = () => !this.registry.isCurrent(node);
+    const offline = () => !node.local && node.connectivity === Connectivity.OFFLINE;
+    while (!ctx.signal.aborted) {
+      if (removed()) {
+        send(merge.nodeRemoved(node.id));
         return;
       }
-      case WatchEventType.UPSERTED:
-        for (const s of event.sessions) sessions.set(s.name, s);
-        this.lastKnown.set(node.id, [...sessions.values()]);
-        if (snapshotSent) queue.push(event);
-        return;
-      case WatchEventType.REMOVED:
-        for (const name of event.removedNames) sessions.delete(name);
-        this.lastKnown.set(node.id, [...sessions.values()]);
-        if (snapshotSent) queue.push(event);
-        return;
-      case WatchEventType.HEARTBEAT:
-        if (snapshotSent) queue.push(event);
-        return;
-      default:
-        return;
+      if (!offline()) {
+        // One attempt; it ends when the node's health check finds it OFFLINE, or with the caller.
+        const attempt = new AbortController();
+        const cleanup = new Disposables();
+        cleanup.add(onAbort(ctx.signal, () => attempt.abort()));
+        cleanup.add(
+          this.registry.onChange(() => {
+            if (offline() || removed()) attempt.abort();
+          }),
+        );
+        try {
+          const options = this.registry.callOptions(ctx);
+          for await (const event of node.sessions.watchSessions(
+            { parent: `nodes/${node.id}` },
+            { ...options, signal: attempt.signal },
+          )) {
+            this.registry.markSeen(node.id);
+            backoff = REWATCH_INITIAL_MS;
+            send(merge.nodeEvent(node.id, event));
+          }
+        } catch (err) {
+          if (ctx.signal.aborted) return;
+          if (!attempt.signal.aborted) this.registry.suspect(node.id);
+          this.log.debug("watch of a node broke", {
+            node: node.id,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        } finally {
+          cleanup.dispose();
+        }
+      }
+      if (ctx.signal.aborted) return;
+      if (removed()) continue;
+      send(merge.nodeUnreachable(node.id));
+      // Retry after the backoff, or as soon as the registry changes (the node back ONLINE).
+      const until = Date.now() + backoff;
+      while (!ctx.signal.aborted && Date.now() < until) {
+        await this.registry.nextChange(until - Date.now(), ctx.signal);
+        if (!offline() || removed()) break;
+      }
+      backoff = Math.min(backoff * 2, REWATCH_MAX_MS);
     }
   }
 

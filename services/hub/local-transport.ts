@@ -5,6 +5,7 @@ import {
   type UniversalHandlerFn,
 } from "@connectrpc/connect/protocol";
 import { createTransport } from "@connectrpc/connect/protocol-connect";
+import { onAbort } from "../common/disposables.js";
 import { wrapHandler } from "../common/wrap-handler.js";
 
 /**
@@ -42,8 +43,7 @@ function endWithCaller(handler: UniversalHandler): UniversalHandler {
       // Queued behind a pending read by the generator protocol; the handler sees its signal abort.
       void iterator.return?.().catch(() => undefined);
     };
-    if (req.signal.aborted) end();
-    else req.signal.addEventListener("abort", end, { once: true });
+    onAbort(req.signal, end);
     return { ...res, body: { [Symbol.asyncIterator]: () => iterator } };
   };
   return wrapHandler(handler, handle);

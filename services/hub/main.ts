@@ -10,7 +10,7 @@ import { LOCAL_NODE_ID, NODE_ID_PATTERN } from "../common/resource-names.js";
 import { parsePort, waitForSignal } from "../common/server-process.js";
 import { readServerTls, readTrustedCertificates } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
-import { createMachine, createTerminal } from "../node/index.js";
+import { createMachine } from "../node/index.js";
 import { startHubServer } from "./hub-server.js";
 
 /** The built dashboard, in the repository or the installed package (`make package` puts it there). */
@@ -55,17 +55,15 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     config.nodeToken === undefined
       ? undefined
       : checkToken(config.nodeToken, "STARAGENT_NODE_TOKEN", "unset it when no --node needs it");
-  const { machine, tmux, chat } = createMachine({
+  const machine = createMachine({
     nodeName: LOCAL_NODE_ID,
     home: config.home,
     tmuxSocket: config.tmuxSocket,
     env,
     log,
   });
-  const terminal = createTerminal({ nodeName: LOCAL_NODE_ID, tmux, log });
   const hub = await startHubServer({
     machine,
-    chat,
     host: values.host,
     port,
     token: token.token,
@@ -75,7 +73,6 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     commandLineNodes: nodes,
     origins: config.origins === undefined ? [] : parseOrigins(config.origins, "STARAGENT_ORIGINS"),
     nodeToken,
-    terminal,
     tls,
     nodeCa,
   });

@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { SERVER_ROLE_HEADER } from "../common/hops.js";
 import { refusalOf } from "../common/refusals.js";
 
@@ -108,4 +108,69 @@ export function describeProblem(
     case "not-tls":
       return `${node.url} does not answer in TLS (${why}): the Node serves http://, not https:// (or give it --tls-cert and --tls-key)`;
   }
+}
+
+/** How far a deadline may be from passing for a DEADLINE_EXCEEDED to count as the caller's own. */
+const CALLER_DEADLINE_SLACK_MS = 50;
+
+/**
+ * The caller's own end, when a call to a node for `ctx` failed because of the caller: it went away
+ * (CANCELED), or its deadline (passed on to the node) ran out (DEADLINE_EXCEEDED). Undefined when
+ * the failure is the node's.
+ */
+export function callerEnd(ctx: HandlerContext, error: unknown): ConnectError | undefined {
+  if (ctx.signal.aborted) {
+    const reason = ctx.signal.reason;
+    return reason instanceof ConnectError ? reason : new ConnectError("the caller went away", Code.Canceled);
+  }
+  const remaining = ctx.timeoutMs();
+  const deadlinePassed = remaining !== undefined && remaining <= CALLER_DEADLINE_SLACK_MS;
+  if (deadlinePassed && error instanceof ConnectError && error.code === Code.DeadlineExceeded) {
+    return new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
+  }
+  return undefined;
+}
+
+/** `text` without `token` (messages about a node must never carry its token). */
+export function scrub(text: string, token: string): string {
+  return token.length > 0 ? text.split(token).join("<node token>") : text;
+}
+
+/**
+ * The error to give the caller for a failed call to a node (see `NodeRegistry.relayError`), and
+ * whether the failure may mean the Node is gone (its health check should look soon). `token` is the
+ * node's, scrubbed from every message.
+ */
+export function relayNodeError(
+  node: { readonly id: string; readonly local: boolean; readonly url: string },
+  error: unknown,
+  ctx: HandlerContext,
+  token: string,
+): { readonly error: ConnectError; readonly suspect: boolean } {
+  const own = callerEnd(ctx, error);
+  if (own) return { error: own, suspect: false };
+  if (node.local) {
+    const e = ConnectError.from(error);
+    const relayed = new ConnectError(e.rawMessage, e.code);
+    relayed.details.push(...e.details);
+    return { error: relayed, suspect: false };
+  }
+  const failure = classifyNodeError(error);
+  const why = scrub(errorText(error), token);
+  if (failure === "answer") {
+    const e = error as ConnectError;
+    const relayed = new ConnectError(scrub(e.rawMessage, token), e.code);
+    relayed.details.push(...e.details);
+    return { error: relayed, suspect: false };
+  }
+  if (failure === "unreachable") {
+    return { error: new ConnectError(`node ${node.id} is unreachable: ${why}`, Code.Unavailable), suspect: true };
+  }
+  return {
+    error: new ConnectError(
+      `the Hub cannot use node ${node.id}: ${describeProblem(failure, node, why)}`,
+      Code.FailedPrecondition,
+    ),
+    suspect: true,
+  };
 }

@@ -1,6 +1,7 @@
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
 import type { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SERVER_ROLE_HEADER, VIA_HEADER } from "../common/hops.js";
+import { WakeSignal } from "../common/wake-signal.js";
 import { classifyNodeError, errorText, type NodeProblem } from "./node-errors.js";
 
 /** How often an online Node is checked: with the timeout below, a hung Node shows within 7 s. */
@@ -93,8 +94,8 @@ export class HealthLoop {
   private readonly stop = new AbortController();
   private running: Promise<void> | undefined;
   private lastStart = 0;
-  private sleeping: { timer: NodeJS.Timeout; done: () => void } | undefined;
-  private wokenDuringCheck = false;
+  /** Set by `wake`; a wake during a check shortens the wait after it. */
+  private readonly woken = new WakeSignal();
 
   /** `check` runs one health check and applies its outcome; it must not throw. */
   constructor(private readonly check: (signal: AbortSignal) => Promise<HealthOutcome>) {}
@@ -106,24 +107,12 @@ export class HealthLoop {
 
   /** Asks for a check soon (within HEALTH_WAKE_GAP_MS of the last one). */
   wake(): void {
-    const sleeping = this.sleeping;
-    if (!sleeping) {
-      this.wokenDuringCheck = true;
-      return;
-    }
-    clearTimeout(sleeping.timer);
-    sleeping.timer = setTimeout(sleeping.done, Math.max(0, this.lastStart + HEALTH_WAKE_GAP_MS - Date.now()));
-    sleeping.timer.unref();
+    this.woken.wake();
   }
 
   /** Stops checking; resolves once no check runs. */
   async close(): Promise<void> {
     this.stop.abort();
-    const sleeping = this.sleeping;
-    if (sleeping) {
-      clearTimeout(sleeping.timer);
-      sleeping.done();
-    }
     await this.running;
   }
 
@@ -131,9 +120,7 @@ export class HealthLoop {
     let delay = 0;
     let backoff = HEALTH_RETRY_INITIAL_MS;
     while (!this.stop.signal.aborted) {
-      if (this.wokenDuringCheck) delay = Math.min(delay, HEALTH_WAKE_GAP_MS);
-      this.wokenDuringCheck = false;
-      await this.sleep(delay);
+      await this.pause(delay);
       if (this.stop.signal.aborted) return;
       this.lastStart = Date.now();
       const outcome = await this.check(this.stop.signal);
@@ -149,15 +136,17 @@ export class HealthLoop {
     }
   }
 
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        this.sleeping = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      this.sleeping = { timer, done };
-    });
+  /**
+   * Waits `ms` before the next check (at most HEALTH_WAKE_GAP_MS when woken during the last one); a
+   * wake meanwhile brings the check forward to HEALTH_WAKE_GAP_MS after the last one began.
+   */
+  private async pause(ms: number): Promise<void> {
+    let due = Date.now() + (this.woken.take() ? Math.min(ms, HEALTH_WAKE_GAP_MS) : ms);
+    while (!this.stop.signal.aborted) {
+      const woken = await this.woken.wait(Math.max(0, due - Date.now()), this.stop.signal, { unref: true });
+      if (!woken) return;
+      this.woken.take();
+      due = Math.max(Date.now(), this.lastStart + HEALTH_WAKE_GAP_MS);
+    }
   }
 }

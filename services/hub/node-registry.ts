@@ -1,8 +1,3 @@
-import { hostname } from "node:os";
-import { join } from "node:path";
-import { rootCertificates } from "node:tls";
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   type CallOptions,
   type Client,
@@ -12,39 +7,25 @@ import {
   type HandlerContext,
   type Transport,
 } from "@connectrpc/connect";
-import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
-import { Connectivity, type Node, NodeSchema, NodeService } from "../../gen/staragent/v1/node_service_pb.js";
-import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
-import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
-import { bearerInterceptor } from "../common/bearer.js";
-import { nextVia, VIA_HEADER } from "../common/hops.js";
-import { JsonFile } from "../common/json-file.js";
+import { Connectivity, type Node, NodeService } from "../../gen/staragent/v1/node_service_pb.js";
+import { Disposables, onAbort } from "../common/disposables.js";
+import type { JsonFile } from "../common/json-file.js";
 import type { Logger } from "../common/log.js";
 import { LOCAL_NODE_ID } from "../common/resource-names.js";
-import { STARAGENT_VERSION } from "../common/version.js";
-import { classifyNodeError, describeProblem, errorText, type NodeProblem } from "./node-errors.js";
+import { http2Connector, type NodeConnection, type NodeConnector, nodeCallOptions } from "./node-connection.js";
+import { localNodeEntry, type NodeEntry, remoteNodeEntry, toNode } from "./node-entry.js";
+import { describeProblem, relayNodeError, scrub } from "./node-errors.js";
 import { checkNode, HealthLoop, type HealthOutcome } from "./node-health.js";
+import { openNodeStore, type StoredNode } from "./node-store.js";
+
+export type { NodeEntry } from "./node-entry.js";
+export type { StoredNode } from "./node-store.js";
 
 /**
  * How long a list across nodes waits for one remote Node: a Node that accepts connections but never
  * answers (wedged, or not yet found out by its health check) is then listed as unreachable.
  */
 export const NODE_CALL_TIMEOUT_MS = 5_000;
-
-/**
- * HTTP/2 keepalive towards Nodes: a PING after this long without data on a connection with open
- * streams. With the timeout below, a connection gone silent (a paused Node, a cut network) is closed
- * within seconds, and every stream on it ends instead of hanging.
- */
-const NODE_PING_INTERVAL_MS = 2_000;
-/** How long a keepalive PING may go unanswered before the connection counts as dead (as a health check). */
-const NODE_PING_TIMEOUT_MS = 5_000;
-/**
- * Compression the Hub accepts from Nodes: none. Lists (about 25 KB per 100 sessions) and terminal
- * output cross a LAN or tailnet, where gzip costs both processes more CPU per call than it saves in
- * time; answers to browsers and scripts are still compressed when they ask.
- */
-const NODE_ACCEPT_COMPRESSION: [] = [];
 
 /**
  * A bearer token as the Hub sends it: printable ASCII without spaces (what `Bearer <token>` may
@@ -57,38 +38,6 @@ export const NODE_TOKEN_PATTERN = /^[\x21-\x7e]+$/;
  * a Node that does not answer this fast is added as CONNECTING and left to its health check.
  */
 const VET_TIMEOUT_MS = 2_000;
-
-/** How far a deadline may be from passing for a DEADLINE_EXCEEDED to count as the caller's own. */
-const CALLER_DEADLINE_SLACK_MS = 50;
-
-/** One node the Hub can route calls to. */
-export interface NodeEntry {
-  readonly id: string;
-  readonly local: boolean;
-  readonly url: string;
-  readonly displayName: string;
-  readonly sessions: Client<typeof SessionService>;
-  readonly terminal: Client<typeof TerminalStream>;
-  /** From the health check only (`local` is always ONLINE). */
-  connectivity: Connectivity;
-  /** When the Hub last heard from the node: a health check, a call or a stream event. */
-  lastSeen: Date | undefined;
-  /** What is wrong, for people (never a token); empty while ONLINE. */
-  lastError: string;
-  /** Why the node cannot be used, while OFFLINE. */
-  problem: NodeProblem | undefined;
-  /** The Node's StarAgent version and host name, from its health check. */
-  version: string;
-  hostname: string;
-}
-
-/** A remote node as stored in `.staragent/nodes.json` (mode 0600: it holds node tokens). */
-export interface StoredNode {
-  readonly id: string;
-  readonly url: string;
-  readonly token: string;
-  readonly displayName: string;
-}
 
 /** What the registry is built from. */
 export interface NodeRegistryOptions {
@@ -106,6 +55,8 @@ export interface NodeRegistryOptions {
    * Node's self-signed certificate, or the private CA that signed it.
    */
   readonly nodeCa?: string;
+  /** How remote Nodes are reached (default: gRPC over HTTP/2, `http2Connector`); tests pass in-memory Nodes. */
+  readonly connect?: NodeConnector;
 }
 
 /** A remote node's private parts: its token (to scrub from messages) and its health check. */
@@ -113,8 +64,8 @@ interface RemoteLink {
   readonly token: string;
   readonly nodes: Client<typeof NodeService>;
   readonly health: HealthLoop | undefined;
-  /** The node's HTTP/2 connection, closed when the node is removed or the Hub stops. */
-  readonly connection: Http2SessionManager;
+  /** The node's connection, closed when the node is removed or the Hub stops. */
+  readonly connection: NodeConnection;
 }
 
 /**
@@ -131,25 +82,14 @@ export class NodeRegistry {
   private readonly nodes = new Map<string, NodeEntry>();
   private readonly links = new Map<string, RemoteLink>();
   private readonly store: JsonFile<StoredNode[]>;
+  private readonly connect: NodeConnector;
   private readonly listeners = new Set<() => void>();
   private closed = false;
 
   constructor(private readonly options: NodeRegistryOptions) {
-    this.store = new JsonFile(join(options.home, "nodes.json"), validateStoredNodes, () => [], options.log);
-    this.nodes.set(LOCAL_NODE_ID, {
-      id: LOCAL_NODE_ID,
-      local: true,
-      url: "",
-      displayName: hostname(),
-      sessions: createClient(SessionService, options.localTransport),
-      terminal: createClient(TerminalStream, options.localTransport),
-      connectivity: Connectivity.ONLINE,
-      lastSeen: new Date(),
-      lastError: "",
-      problem: undefined,
-      version: STARAGENT_VERSION,
-      hostname: hostname(),
-    });
+    this.store = openNodeStore(options.home, options.log);
+    this.connect = options.connect ?? http2Connector(options.nodeCa);
+    this.nodes.set(LOCAL_NODE_ID, localNodeEntry(options.localTransport));
   }
 
   /** Loads the stored nodes and the command-line ones, and starts checking them. */
@@ -188,14 +128,14 @@ export class NodeRegistry {
    * or undefined when the Node did not answer in time (it starts CONNECTING).
    */
   async vet(node: StoredNode): Promise<HealthOutcome | undefined> {
-    const { transport, connection } = this.transportFor(node);
-    const nodes = createClient(NodeService, transport);
+    const connection = this.connect(node);
+    const nodes = createClient(NodeService, connection.transport);
     const outcome = await checkNode(
       { id: node.id, nodes, via: this.options.instanceId },
       new AbortController().signal,
       VET_TIMEOUT_MS,
     );
-    connection.abort();
+    connection.close();
     if (!outcome.ok && (outcome.problem === "loop" || outcome.problem === "not-a-node")) {
       throw new ConnectError(
         `url: ${describeProblem(outcome.problem, node, scrub(outcome.why, node.token))}`,
@@ -228,7 +168,7 @@ export class NodeRegistry {
     const link = this.links.get(id);
     this.links.delete(id);
     await link?.health?.close();
-    link?.connection.abort();
+    link?.connection.close();
     this.changed();
   }
 
@@ -236,7 +176,7 @@ export class NodeRegistry {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.links.values()].map((link) => link.health?.close()));
-    for (const link of this.links.values()) link.connection.abort();
+    for (const link of this.links.values()) link.connection.close();
   }
 
   /** A call or stream event got an answer from `id`: it was seen now. */
@@ -277,29 +217,9 @@ export class NodeRegistry {
    * The Hub's own machine's errors pass unchanged.
    */
   relayError(node: NodeEntry, error: unknown, ctx: HandlerContext): ConnectError {
-    const own = callerEnd(ctx, error);
-    if (own) return own;
-    if (node.local) {
-      const e = ConnectError.from(error);
-      const relayed = new ConnectError(e.rawMessage, e.code);
-      relayed.details.push(...e.details);
-      return relayed;
-    }
-    const failure = classifyNodeError(error);
-    const token = this.links.get(node.id)?.token ?? "";
-    const why = scrub(errorText(error), token);
-    if (failure === "answer") {
-      const e = error as ConnectError;
-      const relayed = new ConnectError(scrub(e.rawMessage, token), e.code);
-      relayed.details.push(...e.details);
-      return relayed;
-    }
-    this.suspect(node.id);
-    if (failure === "unreachable") return new ConnectError(`node ${node.id} is unreachable: ${why}`, Code.Unavailable);
-    return new ConnectError(
-      `the Hub cannot use node ${node.id}: ${describeProblem(failure, node, why)}`,
-      Code.FailedPrecondition,
-    );
+    const relayed = relayNodeError(node, error, ctx, this.links.get(node.id)?.token ?? "");
+    if (relayed.suspect) this.suspect(node.id);
+    return relayed.error;
   }
 
   /**
@@ -307,18 +227,12 @@ export class NodeRegistry {
    * Node then stops too), capped at `capMs` when given, and this Hub's instance id in `staragent-via`.
    */
   callOptions(ctx: HandlerContext, capMs?: number): CallOptions {
-    const remaining = ctx.timeoutMs();
-    const timeoutMs =
-      remaining === undefined
-        ? capMs
-        : capMs === undefined
-          ? Math.max(1, remaining)
-          : Math.max(1, Math.min(remaining, capMs));
-    return {
-      signal: ctx.signal,
-      timeoutMs,
-      headers: { [VIA_HEADER]: nextVia(ctx.requestHeader.get(VIA_HEADER), this.options.instanceId) },
-    };
+    return nodeCallOptions(ctx, this.options.instanceId, capMs);
+  }
+
+  /** The Node resource for an entry. */
+  toNode(entry: NodeEntry): Node {
+    return toNode(entry);
   }
 
   /** Calls `listener` whenever a node is added, removed or changes connectivity or error. */
@@ -333,74 +247,24 @@ export class NodeRegistry {
    */
   nextChange(ms: number, signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
+      const cleanup = new Disposables();
       const done = () => {
-        clearTimeout(timer);
-        unsubscribe();
-        signal.removeEventListener("abort", done);
+        cleanup.dispose();
         resolve();
       };
       const timer = setTimeout(done, ms);
-      const unsubscribe = this.onChange(done);
-      if (signal.aborted) done();
-      else signal.addEventListener("abort", done, { once: true });
+      cleanup.add(() => clearTimeout(timer));
+      cleanup.add(this.onChange(done));
+      cleanup.add(onAbort(signal, done));
     });
-  }
-
-  /** The Node resource for an entry. */
-  toNode(entry: NodeEntry): Node {
-    return create(NodeSchema, {
-      name: `nodes/${entry.id}`,
-      displayName: entry.displayName,
-      url: entry.url,
-      connectivity: entry.connectivity,
-      lastSeenTime: entry.local
-        ? timestampFromDate(new Date())
-        : entry.lastSeen
-          ? timestampFromDate(entry.lastSeen)
-          : undefined,
-      version: entry.version,
-      hostname: entry.hostname,
-      local: entry.local,
-      lastError: entry.lastError,
-    });
-  }
-
-  private transportFor(node: StoredNode): { transport: Transport; connection: Http2SessionManager } {
-    const secure = node.url.startsWith("https:") && this.options.nodeCa !== undefined;
-    const connection = new Http2SessionManager(
-      node.url,
-      { pingIntervalMs: NODE_PING_INTERVAL_MS, pingTimeoutMs: NODE_PING_TIMEOUT_MS },
-      // Added to the public roots, never instead of them (NODE_EXTRA_CA_CERTS, when set, is the other way).
-      secure ? { ca: [...rootCertificates, this.options.nodeCa as string] } : undefined,
-    );
-    const transport = createGrpcTransport({
-      baseUrl: node.url,
-      interceptors: [bearerInterceptor(node.token)],
-      defaultTimeoutMs: undefined,
-      sessionManager: connection,
-      acceptCompression: NODE_ACCEPT_COMPRESSION,
-    });
-    return { transport, connection };
   }
 
   private addEntry(node: StoredNode, first?: HealthOutcome): NodeEntry {
     const usable = NODE_TOKEN_PATTERN.test(node.token);
     // A token that cannot be sent never reaches a transport (whose errors would quote it).
-    const { transport, connection } = this.transportFor(usable ? node : { ...node, token: "unusable" });
-    const entry: NodeEntry = {
-      id: node.id,
-      local: false,
-      url: node.url,
-      displayName: node.displayName || node.id,
-      sessions: createClient(SessionService, transport),
-      terminal: createClient(TerminalStream, transport),
-      connectivity: Connectivity.CONNECTING,
-      lastSeen: undefined,
-      lastError: "",
-      problem: undefined,
-      version: "",
-      hostname: "",
-    };
+    const connection = this.connect(usable ? node : { ...node, token: "unusable" });
+    const transport = connection.transport;
+    const entry = remoteNodeEntry(node, transport);
     this.nodes.set(node.id, entry);
     const nodes = createClient(NodeService, transport);
     if (!usable) {
@@ -450,43 +314,4 @@ export class NodeRegistry {
   private changed(): void {
     for (const listener of this.listeners) listener();
   }
-}
-
-/**
- * The caller's own end, when a call to a node for `ctx` failed because of the caller: it went away
- * (CANCELED), or its deadline (passed on to the node) ran out (DEADLINE_EXCEEDED). Undefined when
- * the failure is the node's.
- */
-export function callerEnd(ctx: HandlerContext, error: unknown): ConnectError | undefined {
-  if (ctx.signal.aborted) {
-    const reason = ctx.signal.reason;
-    return reason instanceof ConnectError ? reason : new ConnectError("the caller went away", Code.Canceled);
-  }
-  const remaining = ctx.timeoutMs();
-  const deadlinePassed = remaining !== undefined && remaining <= CALLER_DEADLINE_SLACK_MS;
-  if (deadlinePassed && error instanceof ConnectError && error.code === Code.DeadlineExceeded) {
-    return new ConnectError("the call's deadline passed", Code.DeadlineExceeded);
-  }
-  return undefined;
-}
-
-/** `text` without `token` (messages about a node must never carry its token). */
-function scrub(text: string, token: string): string {
-  return token.length > 0 ? text.split(token).join("<node token>") : text;
-}
-
-function validateStoredNodes(value: unknown): StoredNode[] {
-  if (!Array.isArray(value)) throw new Error("nodes.json must be a JSON array");
-  return value.map((v, i) => {
-    const n = v as Partial<StoredNode>;
-    if (typeof n?.id !== "string" || typeof n.url !== "string" || typeof n.token !== "string") {
-      throw new Error(`nodes.json: entry ${i} needs id, url and token (strings)`);
-    }
-    return {
-      id: n.id,
-      url: n.url,
-      token: n.token,
-      displayName: typeof n.displayName === "string" ? n.displayName : n.id,
-    };
-  });
 }

@@ -10,6 +10,7 @@ import {
   WatchNodesResponseSchema,
 } from "../../gen/staragent/v1/node_service_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
+import { Disposables, onAbort } from "../common/disposables.js";
 import { paginate } from "../common/pagination.js";
 import { LOCAL_NODE_ID, NODE_ID_PATTERN } from "../common/resource-names.js";
 import { NODE_TOKEN_PATTERN, type NodeRegistry } from "./node-registry.js";
@@ -102,9 +103,9 @@ export class HubNodeService implements ServiceImpl<typeof NodeService> {
 
   async *watchNodes(_req: unknown, ctx: HandlerContext) {
     const queue = new AsyncQueue<true>();
-    const unsubscribe = this.registry.onChange(() => queue.push(true));
-    const onAbort = () => queue.close();
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
+    const cleanup = new Disposables();
+    cleanup.add(this.registry.onChange(() => queue.push(true)));
+    cleanup.add(onAbort(ctx.signal, () => queue.close()));
     try {
       yield create(WatchNodesResponseSchema, { nodes: this.registry.list().map((n) => this.registry.toNode(n)) });
       for await (const _ of queue) {
@@ -112,8 +113,7 @@ export class HubNodeService implements ServiceImpl<typeof NodeService> {
         yield create(WatchNodesResponseSchema, { nodes: this.registry.list().map((n) => this.registry.toNode(n)) });
       }
     } finally {
-      unsubscribe();
-      ctx.signal.removeEventListener("abort", onAbort);
+      cleanup.dispose();
     }
   }
 }

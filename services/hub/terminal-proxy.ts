@@ -16,8 +16,10 @@ import {
 } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { openConnect } from "../common/connect-stream.js";
 import { principalKey } from "../common/context-keys.js";
+import { onAbort } from "../common/disposables.js";
 import type { Logger } from "../common/log.js";
 import { parseSessionName } from "../common/resource-names.js";
+import { WakeSignal } from "../common/wake-signal.js";
 import type { NodeEntry, NodeRegistry } from "./node-registry.js";
 
 /** Attachments one Hub caller (a browser login or a token holder) may hold across all nodes. */
@@ -241,21 +243,17 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
   /** Tracks a relay from its start; it stops when its caller goes away or the Hub ends it. */
   private startRelay(node: NodeEntry, ctx: HandlerContext): Relay {
     const stop = new AbortController();
-    const onAbort = () => stop.abort();
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-    let resolve = () => {};
-    const finished = new Promise<void>((r) => {
-      resolve = r;
-    });
+    const unlisten = onAbort(ctx.signal, () => stop.abort());
+    const done = new WakeSignal();
     const relay: Relay = {
       node,
       stop,
       ending: undefined,
-      finished,
+      finished: done.wait().then(() => undefined),
       finish: () => {
-        ctx.signal.removeEventListener("abort", onAbort);
+        unlisten();
         this.relays.delete(relay);
-        resolve();
+        done.wake();
       },
     };
     this.relays.add(relay);

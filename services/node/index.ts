@@ -5,9 +5,15 @@
  */
 export type { AgentModule } from "./agents/agent.js";
 export { AgentRegistry, BUILT_IN_FILTER_NAMES, createBuiltInAgents } from "./agents/registry.js";
-export { createMachine, type MachineConfig } from "./create-machine.js";
+export {
+  createMachine,
+  MACHINE_SERVICES,
+  type MachineConfig,
+  type MachineServices,
+  machineRoutes,
+} from "./create-machine.js";
 export { Machine } from "./machine.js";
-export { type NodeServerOptions, nodeRoutes, startNodeServer } from "./node-server.js";
+export { type NodeServerOptions, startNodeServer } from "./node-server.js";
 export { type ChatBackend, MachineSessionService } from "./session-service.js";
-export { createTerminal, type MachineTerminal, type TerminalConfig } from "./terminal/create-terminal.js";
+export type { MachineTerminal } from "./terminal/create-terminal.js";
 export { MAX_ATTACHMENTS_PER_SESSION } from "./terminal/limits.js";

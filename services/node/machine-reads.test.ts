@@ -3,12 +3,26 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code } from "@connectrpc/connect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Cli, PromptKind, SessionStatus, StatusReason } from "../../gen/staragent/v1/session_pb.js";
 import { createTestTmux, type TestTmux } from "../../test/support/tmux.js";
 import { waitFor } from "../../test/support/wait.js";
 import { createLogger } from "../common/log.js";
 import { Machine } from "./machine.js";
-import type { SessionInspector } from "./status/observation.js";
+import type { SessionInspector, SessionObservation } from "./status/observation.js";
 import { openStateFiles } from "./store/state-files.js";
+
+/** An idle Claude Code session, as the status engine would report one. */
+const claudeObservation: SessionObservation = {
+  cli: Cli.CLAUDE,
+  status: SessionStatus.IDLE,
+  reason: StatusReason.NO_TURN,
+  prompt: "",
+  promptKind: PromptKind.UNSPECIFIED,
+  completionId: "",
+  detail: "test",
+  command: "claude",
+  chatRevision: "",
+};
 
 /** Reads made in a row while the machine is watched: each would be a full read of tmux without the model. */
 const READS = 30;
@@ -18,17 +32,20 @@ describe("Machine reads while its watch loop runs", () => {
   let home: string;
   let machine: Machine;
   let inspections: number;
-  const stop = new AbortController();
+  /** Ends the test's watcher; a fresh one per test (an aborted signal ends a watch at once). */
+  let stop: AbortController;
 
   beforeEach(async () => {
+    stop = new AbortController();
     tmux = createTestTmux();
     home = await realpath(await mkdtemp(join(tmpdir(), "sa-reads-")));
     inspections = 0;
     // Every session settled: the loop looks every 2 s, so reads made within that time meet one model.
+    // Every pane runs Claude Code (as far as the machine is told), so every unmanaged session is adoptable.
     const counting: SessionInspector = {
-      inspect: async () => {
+      inspect: async (panes) => {
         inspections++;
-        return new Map();
+        return new Map([...panes.keys()].map((name) => [name, claudeObservation]));
       },
       needsFastPoll: false,
     };
@@ -87,6 +104,15 @@ describe("Machine reads while its watch loop runs", () => {
     await machine.stopSession("made", false);
     expect(await machine.listSessions()).toEqual([]);
     await expect(machine.getSession("made")).rejects.toMatchObject({ code: Code.NotFound });
+    // tmux's server exits with its last session; a session made while it exits would meet it going.
+    await waitFor(
+      () =>
+        tmux.run("list-sessions").then(
+          () => false,
+          () => true,
+        ),
+      "tmux's server to exit with its last session",
+    );
     await tmux.run("new-session", "-d", "-s", "by-hand", "sleep 600");
     await waitFor(
       async () => (await machine.listSessions()).some((s) => s.tmuxSession === "by-hand"),
@@ -100,5 +126,15 @@ describe("Machine reads while its watch loop runs", () => {
     await tmux.run("new-session", "-d", "-s", "by-hand", "sleep 600");
     expect((await machine.getSession("by-hand")).tmuxSession).toBe("by-hand");
     await expect(machine.getSession("nowhere")).rejects.toMatchObject({ code: Code.NotFound });
+  });
+
+  it("lists an agent started by hand as adoptable at once, though the watch loop has not looked yet", async () => {
+    await tmux.run("new-session", "-d", "-s", "idle", "sleep 600");
+    const before = inspections;
+    await watch();
+    // The loop's own first look is done: its model (without the next session) is fresh for 2 s.
+    await waitFor(() => inspections >= before + 2, "the watch loop's first look");
+    await tmux.run("new-session", "-d", "-s", "by-hand", "sleep 600");
+    expect((await machine.listAdoptable()).map((a) => a.tmuxSession)).toEqual(["by-hand", "idle"]);
   });
 });

@@ -10,7 +10,6 @@ import { readServerTls } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine } from "./create-machine.js";
 import { startNodeServer } from "./node-server.js";
-import { createTerminal } from "./terminal/create-terminal.js";
 
 /**
  * `staragent node`: the composition root of a Node. Reads the environment and flags, builds the
@@ -50,25 +49,8 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
         created: false,
       }
     : await loadOrCreateToken(tokenPath);
-  const { machine, tmux, chat } = createMachine({
-    nodeName: name,
-    home: config.home,
-    tmuxSocket: config.tmuxSocket,
-    env,
-    log,
-  });
-  const terminal = createTerminal({ nodeName: name, tmux, log });
-  const server = await startNodeServer({
-    machine,
-    chat,
-    host: values.host,
-    port,
-    nodeToken: token.token,
-    log,
-    extraRoutes: terminal.routes,
-    extraServices: terminal.services,
-    tls,
-  });
+  const machine = createMachine({ nodeName: name, home: config.home, tmuxSocket: config.tmuxSocket, env, log });
+  const server = await startNodeServer({ machine, host: values.host, port, nodeToken: token.token, log, tls });
   if (!config.nodeToken) {
     log.info(token.created ? "generated a node token" : "using the node token", { file: tokenPath });
   }
@@ -76,7 +58,6 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
   process.stdout.write(`staragent node ${name} listening on ${server.url}\n`);
   await waitForSignal();
   log.info("stopping");
-  await terminal.close();
   await machine.close();
   await server.close();
 }

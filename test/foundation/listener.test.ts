@@ -11,7 +11,7 @@ import { SessionService, WatchEventType } from "../../gen/staragent/v1/session_s
 import { bearerInterceptor } from "../../services/common/bearer.js";
 import { createLogger } from "../../services/common/log.js";
 import type { RunningServer } from "../../services/common/server.js";
-import { createMachine, type Machine, startNodeServer } from "../../services/node/index.js";
+import { createMachine, type MachineServices, startNodeServer } from "../../services/node/index.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { startHubFixture } from "./hub-fixture.js";
 
@@ -53,7 +53,7 @@ function portIsFree(port: number): Promise<boolean> {
 describe("one-port listener", () => {
   let tmux: TestTmux;
   let home: string;
-  let machine: Machine;
+  let machine: MachineServices;
   let server: RunningServer | undefined;
 
   beforeEach(async () => {
@@ -61,7 +61,7 @@ describe("one-port listener", () => {
     home = await mkdtemp(join(tmpdir(), "sa-listener-"));
     await tmux.run("new-session", "-d", "-s", "by-hand", "sleep 600");
     const log = createLogger("test", "error");
-    machine = createMachine({ nodeName: "n1", home, tmuxSocket: tmux.socketName, env: process.env, log }).machine;
+    machine = createMachine({ nodeName: "n1", home, tmuxSocket: tmux.socketName, env: process.env, log });
     server = await startNodeServer({ machine, host: "127.0.0.1", port: 0, nodeToken: TOKEN, log });
   });
 

@@ -7,7 +7,7 @@ import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { bearerInterceptor } from "../../services/common/bearer.js";
 import { createLogger, type Logger } from "../../services/common/log.js";
 import type { RunningServer } from "../../services/common/server.js";
-import { createMachine, type Machine, startNodeServer } from "../../services/node/index.js";
+import { createMachine, type MachineServices, startNodeServer } from "../../services/node/index.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 
 /** The node token of every in-process test Node. */
@@ -16,7 +16,7 @@ export const NODE_TOKEN = "hardening-node-token-0123456789";
 /** A Node server in this process (real HTTP/2 on a loopback port) over a private tmux server. */
 export interface NodeFixture {
   readonly tmux: TestTmux;
-  readonly machine: Machine;
+  readonly machine: MachineServices;
   readonly server: RunningServer;
   /** `$STARAGENT_HOME` of the Node (a fresh temporary folder). */
   readonly home: string;
@@ -37,7 +37,7 @@ export async function startNodeFixture(options: { env?: NodeJS.ProcessEnv } = {}
   const dir = await realpath(await mkdtemp(join(tmpdir(), "sa-hard-dir-")));
   const logLines: string[] = [];
   const log: Logger = createLogger("test", "debug", (line) => logLines.push(line));
-  const { machine } = createMachine({ nodeName: "n1", home, tmuxSocket: tmux.socketName, env, log });
+  const machine = createMachine({ nodeName: "n1", home, tmuxSocket: tmux.socketName, env, log });
   let server: RunningServer;
   try {
     server = await startNodeServer({ machine, host: "127.0.0.1", port: 0, nodeToken: NODE_TOKEN, log });

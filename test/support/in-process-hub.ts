@@ -10,7 +10,12 @@ import { bearerInterceptor } from "../../services/common/bearer.js";
 import { createLogger, type Logger } from "../../services/common/log.js";
 import type { RunningServer } from "../../services/common/server.js";
 import { type RunningHub, startHubServer } from "../../services/hub/hub-server.js";
-import { createMachine, createTerminal, type MachineTerminal, startNodeServer } from "../../services/node/index.js";
+import {
+  createMachine,
+  type MachineServices,
+  type MachineTerminal,
+  startNodeServer,
+} from "../../services/node/index.js";
 import { createTestTmux, type TestTmux } from "./tmux.js";
 
 /** One machine served in this process: its private tmux server, home, terminal and the server over it. */
@@ -18,6 +23,8 @@ export interface InProcessMachine {
   readonly tmux: TestTmux;
   readonly home: string;
   readonly terminal: MachineTerminal;
+  /** Its services (sessions, chat, terminal), as the Node or Hub over it serves them. */
+  readonly machine: MachineServices;
 }
 
 /** A Hub served from the test process over its own private tmux server and home. */
@@ -59,13 +66,10 @@ export async function startInProcessHub(options: InProcessHubOptions = {}): Prom
     const far = await machineIn("far", log, cleanups);
     const node = await startNodeServer({
       machine: far.machine,
-      chat: far.chat,
       host: "127.0.0.1",
       port: 0,
       nodeToken,
       log: log.child("far"),
-      extraRoutes: far.terminal.routes,
-      extraServices: far.terminal.services,
     });
     cleanups.push(() => node.close());
     const hub = await startHub([{ id: "far", url: node.url }], nodeToken, options, log, logLines, cleanups);
@@ -108,8 +112,6 @@ async function startHub(
   const local = await machineIn("local", log, cleanups);
   const hub = await startHubServer({
     machine: local.machine,
-    chat: local.chat,
-    terminal: local.terminal,
     host: "127.0.0.1",
     port: 0,
     token: userToken,
@@ -139,16 +141,16 @@ async function closeAll(cleanups: Array<() => Promise<unknown>>): Promise<void> 
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
 }
 
-async function machineIn(name: string, log: Logger, cleanups: Array<() => Promise<unknown>>) {
+async function machineIn(
+  name: string,
+  log: Logger,
+  cleanups: Array<() => Promise<unknown>>,
+): Promise<InProcessMachine> {
   const tmux = createTestTmux();
   cleanups.push(() => tmux.close());
   const home = await mkdtemp(join(tmpdir(), `sa-${name}-`));
   cleanups.push(() => rm(home, { recursive: true, force: true }));
-  const {
-    machine,
-    tmux: client,
-    chat,
-  } = createMachine({
+  const machine = createMachine({
     nodeName: name,
     home,
     tmuxSocket: tmux.socketName,
@@ -156,9 +158,7 @@ async function machineIn(name: string, log: Logger, cleanups: Array<() => Promis
     log: log.child(name),
   });
   cleanups.push(() => machine.close());
-  const terminal = createTerminal({ nodeName: name, tmux: client, log: log.child(name) });
-  cleanups.push(() => terminal.close());
-  return { tmux, home, terminal, machine, chat };
+  return { tmux, home, terminal: machine.terminal, machine };
 }
 
 /** Pseudo-terminal masters this process holds open (node-pty keeps one per attachment). */

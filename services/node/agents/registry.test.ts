@@ -115,13 +115,13 @@ describe("an agent registry with a module defined by the test", () => {
     tmux = t;
     const log = createLogger("test", "error");
     const m = createMachine({ nodeName: "n1", home: dir, tmuxSocket: t.socketName, env: process.env, log, agents });
-    machine = m.machine;
+    machine = m.sessions;
     // Started behind StarAgent's back, as a person would: unmanaged, so adoptable.
     await t.run("new-session", "-d", "-s", "tiny", "-c", dir, script);
     await t.run("new-session", "-d", "-s", "plain", "-c", dir, "sh");
 
     const asking = await waitFor(async () => {
-      const s = await m.machine.getSession("tiny");
+      const s = await m.sessions.getSession("tiny");
       return s.statusReason === StatusReason.INPUT_PROMPT && s;
     }, "the tiny CLI's question");
     expect(asking.cli).toBe(Cli.CODEX);
@@ -129,9 +129,9 @@ describe("an agent registry with a module defined by the test", () => {
     expect(asking.prompt).toBe(QUESTION);
     expect(asking.statusDetail).toBe("tiny: question on screen");
     expect(asking.command).toBe(`/bin/sh ${script}`);
-    expect((await m.machine.getSession("plain")).cli).toBe(Cli.SHELL);
+    expect((await m.sessions.getSession("plain")).cli).toBe(Cli.SHELL);
 
-    const service = new MachineSessionService(m.machine, m.chat);
+    const service = new MachineSessionService(m.sessions, m.chat);
     const list = (filter: string) => service.listSessions({ parent: "nodes/n1", filter, pageSize: 0, pageToken: "" });
     expect((await list("cli=tiny")).sessions.map((s: Session) => s.tmuxSession)).toEqual(["tiny"]);
     expect((await list("cli=shell")).sessions.map((s: Session) => s.tmuxSession)).toEqual(["plain"]);
@@ -142,9 +142,9 @@ describe("an agent registry with a module defined by the test", () => {
     expect(refused?.code).toBe(Code.InvalidArgument);
     expect(refused?.rawMessage).toContain("cli=claude|tiny|opencode|shell|other");
 
-    expect((await m.machine.listAdoptable()).map((a) => [a.tmuxSession, a.cli])).toEqual([["tiny", Cli.CODEX]]);
-    expect((await m.machine.adoptSession("tiny")).origin).toBe(SessionOrigin.ADOPTED);
-    expect(await m.machine.listAdoptable()).toEqual([]);
+    expect((await m.sessions.listAdoptable()).map((a) => [a.tmuxSession, a.cli])).toEqual([["tiny", Cli.CODEX]]);
+    expect((await m.sessions.adoptSession("tiny")).origin).toBe(SessionOrigin.ADOPTED);
+    expect(await m.sessions.listAdoptable()).toEqual([]);
 
     const chat = await m.chat.getChat("tiny", create(GetChatRequestSchema, { name: "nodes/n1/sessions/tiny" }));
     expect(chat.cli).toBe(Cli.CODEX);
@@ -155,14 +155,14 @@ describe("an agent registry with a module defined by the test", () => {
 
     await t.run("send-keys", "-t", "=tiny:", "y", "Enter");
     const done = await waitFor(async () => {
-      const s = await m.machine.getSession("tiny");
+      const s = await m.sessions.getSession("tiny");
       return s.statusReason === StatusReason.UNSEEN_COMPLETION && s;
     }, "the tiny CLI done");
     expect(done.completionId).toBe("tiny-turn-1");
-    expect((await m.machine.markSeen("tiny", "")).statusReason).toBe(StatusReason.SEEN_COMPLETION);
+    expect((await m.sessions.markSeen("tiny", "")).statusReason).toBe(StatusReason.SEEN_COMPLETION);
 
     expect(tiny.closed).toBe(0);
-    await m.machine.close();
+    await m.sessions.close();
     expect(tiny.closed).toBe(1);
   });
 });

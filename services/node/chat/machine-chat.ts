@@ -24,7 +24,7 @@ import { sessionResourceName } from "../../common/resource-names.js";
 import type { AgentModule } from "../agents/agent.js";
 import type { ChatHistoryReader, ChatLogRef } from "../agents/chat-history.js";
 import type { AgentRegistry } from "../agents/registry.js";
-import type { Machine } from "../machine.js";
+import type { SessionContext, SessionLookup } from "../session-lookup.js";
 import type { ChatBackend } from "../session-service.js";
 import type { SessionObservation } from "../status/observation.js";
 import { type TmuxClient, TmuxError } from "../tmux/client.js";
@@ -51,7 +51,8 @@ export const MAX_PAGE_SIZE = 500;
 
 /** What MachineChat is built from. */
 export interface MachineChatOptions {
-  readonly machine: Machine;
+  /** The machine's sessions, seen through the narrow view chat needs. */
+  readonly sessions: SessionLookup;
   readonly tmux: TmuxClient;
   /** The machine's CLIs: each session's chat parser and native-log reader. */
   readonly agents: AgentRegistry;
@@ -84,10 +85,9 @@ export class MachineChat implements ChatBackend {
     }
     const copy = request.cursor === "" ? undefined : decodeLogCursor(request.cursor);
     const before = request.before === "" ? undefined : decodePageToken(request.before);
-    const session = await this.options.machine.getSession(tmuxName);
+    const session = await this.options.sessions.getSession(tmuxName);
     this.refuseSystem(tmuxName, session.type, "has no chat");
-    const pane = this.pane(tmuxName);
-    const observation = this.options.machine.lastObservations.get(tmuxName);
+    const { pane, observation } = this.context(tmuxName);
     const reader = this.options.agents.historyFor(session.cli);
     const log = boundLog(observation);
     if (before) return this.olderPage(tmuxName, session, reader, log, observation, before, pageSize);
@@ -196,8 +196,8 @@ export class MachineChat implements ChatBackend {
   ): Promise<SendChatMessageResponse> {
     const text = validateChatText(request.text);
     return this.sends.run(tmuxName, async () => {
-      const { machine, log } = this.options;
-      const session = await machine.getSession(tmuxName);
+      const { sessions, log } = this.options;
+      const session = await sessions.getSession(tmuxName);
       this.refuseSystem(tmuxName, session.type, "does not take chat messages; nothing was typed");
       if (session.statusReason === StatusReason.PROCESS_EXITED) {
         throw new ConnectError(`the program in ${tmuxName} has exited; nothing was typed`, Code.FailedPrecondition);
@@ -208,8 +208,8 @@ export class MachineChat implements ChatBackend {
           Code.FailedPrecondition,
         );
       }
-      const pane = this.pane(tmuxName);
-      const observation = machine.lastObservations.get(tmuxName);
+      const context = this.context(tmuxName);
+      const { pane, observation } = context;
       const before = observation?.lastUserTurn ?? "";
       if (signal.aborted) throw new ConnectError("the caller went away; nothing was typed", Code.Canceled);
       try {
@@ -228,7 +228,7 @@ export class MachineChat implements ChatBackend {
           confirmationDetail: "no native log: typed only",
         });
       }
-      const confirmed = await this.waitForNewUserTurn(tmuxName, before, signal);
+      const confirmed = await this.waitForNewUserTurn(context, before, signal);
       log.info(confirmed ? "chat message confirmed" : "chat message not confirmed", { session: tmuxName });
       const seconds = (this.options.confirmTimeoutMs ?? CONFIRM_TIMEOUT_MS) / 1000;
       return create(SendChatMessageResponseSchema, {
@@ -241,11 +241,10 @@ export class MachineChat implements ChatBackend {
   }
 
   /** Re-reads the native state until its newest user turn differs from `before`, or the deadline. */
-  private async waitForNewUserTurn(tmuxName: string, before: string, signal: AbortSignal): Promise<boolean> {
+  private async waitForNewUserTurn(context: SessionContext, before: string, signal: AbortSignal): Promise<boolean> {
     const deadline = Date.now() + (this.options.confirmTimeoutMs ?? CONFIRM_TIMEOUT_MS);
     for (;;) {
-      await this.options.machine.refresh();
-      const now = this.options.machine.lastObservations.get(tmuxName)?.lastUserTurn ?? "";
+      const now = (await context.fresh())?.lastUserTurn ?? "";
       if (now !== "" && now !== before) return true;
       if (Date.now() >= deadline || signal.aborted) return false;
       await sleep(CONFIRM_POLL_MS, signal);
@@ -260,10 +259,10 @@ export class MachineChat implements ChatBackend {
     );
   }
 
-  private pane(tmuxName: string) {
-    const pane = this.options.machine.lastPanes.get(tmuxName);
-    if (!pane) throw this.notFound(tmuxName);
-    return pane;
+  private context(tmuxName: string): SessionContext {
+    const context = this.options.sessions.sessionContext(tmuxName);
+    if (!context) throw this.notFound(tmuxName);
+    return context;
   }
 
   private async capture(tmuxName: string, paneId: string, historyLines: number): Promise<string[]> {
@@ -277,7 +276,7 @@ export class MachineChat implements ChatBackend {
 
   private notFound(tmuxName: string): ConnectError {
     return new ConnectError(
-      `session ${sessionResourceName(this.options.machine.nodeName, tmuxName)} not found`,
+      `session ${sessionResourceName(this.options.sessions.nodeName, tmuxName)} not found`,
       Code.NotFound,
     );
   }

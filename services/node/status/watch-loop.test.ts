@@ -71,7 +71,7 @@ describe("the watch loop with file watches and settled sessions", () => {
     const latest = () => collect(events).upserts.get("agent")?.at(-1);
     await waitFor(() => latest()?.statusReason === StatusReason.NO_TURN, "the fresh codex session");
     // Codex keeps a native log even before the first prompt creates it (chat confirms by it).
-    expect(m.lastObservations.get("agent")?.hasNativeLog).toBe(true);
+    expect(m.sessionContext("agent")?.observation?.hasNativeLog).toBe(true);
 
     await t.run("send-keys", "-t", "=agent:", "-l", "hello");
     await t.run("send-keys", "-t", "=agent:", "Enter");

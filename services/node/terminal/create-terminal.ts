@@ -16,7 +16,7 @@ export interface TerminalConfig {
 
 /** A machine's terminal: its TerminalStream routes and the attachments behind them. */
 export interface MachineTerminal {
-  /** Registers TerminalStream (for `extraRoutes` of a Node, the local machine of a Hub). */
+  /** Registers TerminalStream (part of `machineRoutes`, for a Node and for the Hub's own machine). */
   readonly routes: (router: ConnectRouter) => void;
   /** The services `routes` registers, for reflection and health. */
   readonly services: [typeof TerminalStream];

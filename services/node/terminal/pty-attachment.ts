@@ -2,7 +2,9 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import * as pty from "node-pty";
 import { type AttachResponse, AttachResponseSchema } from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import { Disposables } from "../../common/disposables.js";
 import type { Logger } from "../../common/log.js";
+import { WakeSignal } from "../../common/wake-signal.js";
 import { sessionTarget, type TmuxClient } from "../tmux/client.js";
 import { OutputFlowControl } from "./flow-control.js";
 import { InputSequencer } from "./input-sequencer.js";
@@ -68,10 +70,12 @@ export class PtyAttachment {
   private readonly pendingOutput: Buffer[] = [];
   private readonly control: AttachResponse[] = [];
   private outputSequence = 0;
-  private waiter: (() => void) | undefined;
+  /** Woken by output, events and the end; the viewer loop waits on it. */
+  private readonly work = new WakeSignal();
   private exitedNow = false;
   private closeReason: string | undefined;
-  private readonly disposables: Array<{ dispose(): void }> = [];
+  /** The pty's listeners, removed once it exits. */
+  private readonly listeners = new Disposables();
 
   constructor(private readonly options: PtyAttachmentOptions) {
     this.id = options.id;
@@ -104,22 +108,20 @@ export class PtyAttachment {
       gapWaitMs: INPUT_GAP_WAIT_MS,
       maxPending: MAX_PENDING_INPUTS,
     });
-    this.disposables.push(
-      this.term.onData((data: string | Buffer) => {
-        const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-        this.pendingOutput.push(bytes);
-        this.flow.received(bytes.length);
-        this.wake();
-      }),
-    );
+    const onData = this.term.onData((data: string | Buffer) => {
+      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+      this.pendingOutput.push(bytes);
+      this.flow.received(bytes.length);
+      this.wake();
+    });
+    this.listeners.add(() => onData.dispose());
     this.closed = new Promise<void>((resolve) => {
-      this.disposables.push(
-        this.term.onExit(() => {
-          this.exitedNow = true;
-          for (const d of this.disposables.splice(0)) d.dispose();
-          void this.finish().then(resolve, resolve);
-        }),
-      );
+      const onExit = this.term.onExit(() => {
+        this.exitedNow = true;
+        this.listeners.dispose();
+        void this.finish().then(resolve, resolve);
+      });
+      this.listeners.add(() => onExit.dispose());
     });
   }
 
@@ -173,29 +175,25 @@ export class PtyAttachment {
    * `signal` aborts.
    */
   async *events(signal: AbortSignal): AsyncGenerator<AttachResponse> {
-    const onAbort = () => this.wake();
-    signal.addEventListener("abort", onAbort);
-    try {
-      for (;;) {
-        if (signal.aborted) return;
-        if (this.pendingOutput.length > 0) {
-          yield this.takeOutput();
-          continue;
-        }
-        const event = this.control.shift();
-        if (event) {
-          yield event;
-          if (event.event.case === "exited") return;
-          continue;
-        }
-        if (await this.waitForWork(HEARTBEAT_INTERVAL_MS)) {
-          yield create(AttachResponseSchema, {
-            event: { case: "heartbeat", value: { lastSequence: this.outputSequence } },
-          });
-        }
+    for (;;) {
+      this.work.take();
+      if (signal.aborted) return;
+      if (this.pendingOutput.length > 0) {
+        yield this.takeOutput();
+        continue;
       }
-    } finally {
-      signal.removeEventListener("abort", onAbort);
+      const event = this.control.shift();
+      if (event) {
+        yield event;
+        if (event.event.case === "exited") return;
+        continue;
+      }
+      const woken = await this.work.wait(HEARTBEAT_INTERVAL_MS, signal);
+      if (!woken && !signal.aborted) {
+        yield create(AttachResponseSchema, {
+          event: { case: "heartbeat", value: { lastSequence: this.outputSequence } },
+        });
+      }
     }
   }
 
@@ -258,23 +256,7 @@ export class PtyAttachment {
     this.wake();
   }
 
-  /** Waits for output, an event or `ms`; true when the time passed with nothing to do. */
-  private waitForWork(ms: number): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiter = undefined;
-        resolve(true);
-      }, ms);
-      this.waiter = () => {
-        clearTimeout(timer);
-        resolve(false);
-      };
-    });
-  }
-
   private wake(): void {
-    const waiter = this.waiter;
-    this.waiter = undefined;
-    waiter?.();
+    this.work.wake();
   }
 }

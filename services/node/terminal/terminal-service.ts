@@ -15,6 +15,7 @@ import {
 import { AsyncQueue } from "../../common/async-queue.js";
 import { openConnect } from "../../common/connect-stream.js";
 import { principalKey } from "../../common/context-keys.js";
+import { onAbort } from "../../common/disposables.js";
 import type { Logger } from "../../common/log.js";
 import { parseSessionName } from "../../common/resource-names.js";
 import type { TmuxClient } from "../tmux/client.js";
@@ -77,8 +78,7 @@ export class NodeTerminalService implements ServiceImpl<typeof TerminalStream> {
     const { attachment, first } = await this.open(attach, ctx, "attach.");
     const out = new AsyncQueue<ConnectResponse>();
     const stop = new AbortController();
-    const onAbort = () => stop.abort();
-    ctx.signal.addEventListener("abort", onAbort);
+    const unlisten = onAbort(ctx.signal, () => stop.abort());
     const pump = (async () => {
       for await (const event of attachment.events(stop.signal)) {
         out.push(create(ConnectResponseSchema, { message: { case: "event", value: event } }));
@@ -117,7 +117,7 @@ export class NodeTerminalService implements ServiceImpl<typeof TerminalStream> {
       yield create(ConnectResponseSchema, { message: { case: "event", value: first } });
       yield* out;
     } finally {
-      ctx.signal.removeEventListener("abort", onAbort);
+      unlisten();
       stop.abort();
       await attachment.close("detached");
       await Promise.allSettled([pump, reader]);
@@ -196,9 +196,8 @@ async function endWithCaller(attachment: PtyAttachment, signal: AbortSignal): Pr
     await attachment.close("detached");
     throw callerGone(signal);
   }
-  const onAbort = () => void attachment.close("detached");
-  signal.addEventListener("abort", onAbort, { once: true });
-  void attachment.closed.then(() => signal.removeEventListener("abort", onAbort));
+  const unlisten = onAbort(signal, () => void attachment.close("detached"));
+  void attachment.closed.then(unlisten);
 }
 
 /** The error of a call whose caller went away (its deadline, its abort, the server stopping). */

@@ -48,13 +48,13 @@ describe("opencode's database on shutdown", () => {
     tmux = t;
     const log = createLogger("test", "error");
     const m = createMachine({ nodeName: "n1", home: join(dir, "staragent"), tmuxSocket: t.socketName, env, log });
-    machine = m.machine;
-    await m.machine.createSession({ sessionId: "oc", cwd: project, command: ["opencode"] });
-    await waitFor(async () => (await m.machine.getSession("oc")).statusReason === StatusReason.NO_TURN, "opencode up");
+    machine = m.sessions;
+    await m.sessions.createSession({ sessionId: "oc", cwd: project, command: ["opencode"] });
+    await waitFor(async () => (await m.sessions.getSession("oc")).statusReason === StatusReason.NO_TURN, "opencode up");
     await t.run("send-keys", "-t", "=oc:", "-l", "hello");
     await t.run("send-keys", "-t", "=oc:", "Enter");
     await waitFor(
-      async () => (await m.machine.getSession("oc")).statusReason === StatusReason.UNSEEN_COMPLETION,
+      async () => (await m.sessions.getSession("oc")).statusReason === StatusReason.UNSEEN_COMPLETION,
       "a completed turn",
     );
     const chat = await m.chat.getChat("oc", create(GetChatRequestSchema, { name: "nodes/n1/sessions/oc" }));
@@ -63,7 +63,7 @@ describe("opencode's database on shutdown", () => {
     // One connection for the status reads, one for the chat history.
     expect(await openHandles(db)).toBeGreaterThanOrEqual(2);
 
-    await m.machine.close();
+    await m.sessions.close();
     expect(await openHandles(db)).toBe(0);
   });
 });
