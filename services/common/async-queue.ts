@@ -1,4 +1,4 @@
-import { setTimeout as delay } from "node:timers/promises";
+import { onAbort } from "./disposables.js";
 import { WakeSignal } from "./wake-signal.js";
 
 /**
@@ -56,12 +56,19 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
 
 /**
  * Resolves after `ms`, or at once when `signal` aborts: loops that wait between passes stop at once
- * when their owner closes, without an abort error to catch at every call.
+ * when their owner closes, without an abort error to catch at every call. Built on the global
+ * `setTimeout` rather than `node:timers/promises`, whose functions are bound at import and so escape
+ * the fake timers the loops' schedule tests run on.
  */
-export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  try {
-    await delay(ms, undefined, { signal });
-  } catch (err) {
-    if (!signal?.aborted) throw err;
-  }
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const stopWaiting = signal === undefined ? undefined : onAbort(signal, done);
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      stopWaiting?.();
+      resolve();
+    }
+  });
 }
