@@ -151,7 +151,7 @@ describe("the dashboard against a real Hub", () => {
   );
 
   it(
-    "raises a notification for a review while nobody looks at the page, none for the session on screen, and clicking it opens the session",
+    "raises a notification for a review while nobody looks at the page, none for the session on screen, and clicking it opens the session; a long command ending raises one of its own",
     async () => {
       const watched = "nodes/local/sessions/notify-watched";
       const other = "nodes/local/sessions/notify-other";
@@ -203,7 +203,7 @@ describe("the dashboard against a real Hub", () => {
       });
       expect(shown).toEqual([
         {
-          title: "notify-other needs you",
+          title: "notify-other finished its turn",
           body: expect.stringMatching(/^Turn finished\nlocal · /),
           tag: `review:${other}`,
         },
@@ -229,6 +229,42 @@ describe("the dashboard against a real Hub", () => {
       });
       await v.page.waitForURL((u) => u.pathname === "/sessions/local/notify-other");
       expect(await shownNotifications(v.page)).toEqual([]);
+
+      // A shell that worked for a while (a build, say) and is back at its prompt: a notification of
+      // its own kind. A short command raises none.
+      await f.sessions.createSession({
+        parent: "nodes/local",
+        sessionId: "notify-build",
+        cwd: f.dir,
+        command: ["bash", "--norc", "--noprofile"],
+      });
+      const build = "nodes/local/sessions/notify-build";
+      await expectLive([v], build, "idle");
+      await f.typeLine("notify-build", "sleep 3");
+      await waitFor(async () => (await status(build))?.status === SessionStatus.WORKING, "the short command to run");
+      await expectLive([v], build, "idle");
+      await f.typeLine("notify-build", "sleep 11");
+      await expectLive([v], build, "working");
+      const idle = await waitFor(
+        async () => {
+          const list = await shownNotifications(v.page);
+          return list.length > 0 ? list : undefined;
+        },
+        "the idle notification",
+        20_000,
+      );
+      expect(idle).toEqual([
+        {
+          title: "notify-build is idle",
+          body: expect.stringMatching(/^At the prompt\nlocal · /),
+          tag: `idle:${build}`,
+        },
+      ]);
+      expect(
+        await v.page.evaluate(
+          () => (document.querySelector("sa-app") as unknown as { notificationsRaised: number }).notificationsRaised,
+        ),
+      ).toBe(2);
     },
     TEST_TIMEOUT_MS,
   );

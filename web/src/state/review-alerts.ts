@@ -8,6 +8,11 @@ import type { SessionStore, StoreChange } from "./session-store.js";
 export const BASE_TITLE = "StarAgent";
 /** Longest prompt text put in a notification; phones cut earlier anyway. */
 const MAX_NOTIFICATION_TEXT = 240;
+/**
+ * How long a session must have been working before its going idle is worth a notification: a build or
+ * a test run, not every short command typed into a shell.
+ */
+export const IDLE_NOTIFY_AFTER_MS = 10_000;
 
 /** What review alerts need from the app. */
 export interface ReviewAlertsOptions {
@@ -18,16 +23,22 @@ export interface ReviewAlertsOptions {
   readonly notificationsEnabled: () => boolean;
   /** Opens a dashboard path (a notification was clicked). */
   readonly open: (path: string) => void;
+  /** Overrides IDLE_NOTIFY_AFTER_MS (tests). */
+  readonly idleNotifyAfterMs?: number;
 }
 
 /**
- * Keeps the count of sessions in review in the page title and the favicon, and raises a notification
- * when a session enters review (saying what is pending), except for the session the person is looking
- * at. Notifications of a session are replaced by its newer one and closed once it leaves review.
+ * Keeps the count of sessions in review in the page title and the favicon, and raises notifications,
+ * except for the session the person is looking at: when a session enters review (saying what is
+ * pending: its input prompt, or a finished turn), and when one goes from working to idle without a
+ * turn to review (a shell's command ended). Each kind has its own tag: a session's notification of a
+ * kind replaces its older one, and is closed once the session has left that state.
  */
 export class ReviewAlerts {
   private unsubscribe: (() => void) | undefined;
   private readonly pending = new Map<string, Promise<void>>();
+  /** When each session now working was first seen working by this page. */
+  private readonly workingSince = new Map<string, number>();
   private lastCount = -1;
   private iconLink: HTMLLinkElement | undefined;
   /** Notifications raised by this page, for tests and troubleshooting. */
@@ -35,7 +46,11 @@ export class ReviewAlerts {
   /** How the newest notification went: through the worker, as a page notification, or why it failed. */
   lastOutcome = "";
 
-  constructor(private readonly options: ReviewAlertsOptions) {}
+  private readonly idleNotifyAfterMs: number;
+
+  constructor(private readonly options: ReviewAlertsOptions) {
+    this.idleNotifyAfterMs = options.idleNotifyAfterMs ?? IDLE_NOTIFY_AFTER_MS;
+  }
 
   start(): void {
     this.unsubscribe = this.options.store.subscribe((change) => this.onChange(change));
@@ -90,12 +105,28 @@ export class ReviewAlerts {
     this.updateTitle();
     if (change.initial) return;
     for (const { session, before } of change.changed) {
-      if (enteredReview(session, before)) this.inOrder(session.name, () => this.notify(session));
-      else if (before?.status === SessionStatus.REVIEW && session.status !== SessionStatus.REVIEW) {
-        this.inOrder(session.name, () => closeNotifications(session.name));
+      const since = this.workingSince.get(session.name);
+      if (session.status === SessionStatus.WORKING) {
+        if (since === undefined) this.workingSince.set(session.name, Date.now());
+      } else {
+        this.workingSince.delete(session.name);
+      }
+      const workedLong = since !== undefined && Date.now() - since >= this.idleNotifyAfterMs;
+      if (enteredReview(session, before) || (workedLong && wentIdle(session, before))) {
+        this.inOrder(session.name, () => this.notify(session));
+      }
+      if (before && before.status !== session.status) {
+        const left = tagOf(before);
+        if (left) this.inOrder(session.name, () => closeNotifications(left));
       }
     }
-    for (const name of change.removed) this.inOrder(name, () => closeNotifications(name));
+    for (const name of change.removed) {
+      this.workingSince.delete(name);
+      this.inOrder(name, async () => {
+        await closeNotifications(`review:${name}`);
+        await closeNotifications(`idle:${name}`);
+      });
+    }
   }
 
   /**
@@ -126,11 +157,11 @@ export class ReviewAlerts {
     if (typeof Notification === "undefined" || Notification.permission !== "granted") return;
     if (s.nodeUnreachable) return;
     if (personIsLooking() && this.options.viewedSession() === s.name) return;
-    const title = `${s.tmuxSession} needs you`;
+    const title = `${s.tmuxSession} ${notificationVerb(s)}`;
     const reason = reasonText(s);
     const body = `${reason.length > MAX_NOTIFICATION_TEXT ? `${reason.slice(0, MAX_NOTIFICATION_TEXT)}…` : reason}\n${s.node} · ${s.cwd}`;
     const path = sessionPath(s.node, s.tmuxSession);
-    const options: NotificationOptions = { body, tag: `review:${s.name}`, data: { path }, icon: "/favicon.svg" };
+    const options: NotificationOptions = { body, tag: tagOf(s), data: { path }, icon: "/favicon.svg" };
     this.raised++;
     const registration = await navigator.serviceWorker?.getRegistration().catch(() => undefined);
     if (registration) {
@@ -176,10 +207,38 @@ function enteredReview(s: Session, before: Session | undefined): boolean {
   return s.statusReason === StatusReason.UNSEEN_COMPLETION && s.completionId !== before.completionId;
 }
 
-async function closeNotifications(name: string): Promise<void> {
+/**
+ * Working → idle with nothing to review: a command or a run ended. Not an interrupt (the person did
+ * it) and not a turn seen at once (the person was looking).
+ */
+function wentIdle(s: Session, before: Session | undefined): boolean {
+  return (
+    before?.status === SessionStatus.WORKING &&
+    s.status === SessionStatus.IDLE &&
+    s.statusReason !== StatusReason.INTERRUPTED &&
+    s.statusReason !== StatusReason.SEEN_COMPLETION
+  );
+}
+
+/** The tag of a session's notification for the state it is in ("" when that state raises none). */
+function tagOf(s: Session): string {
+  if (s.status === SessionStatus.REVIEW) return `review:${s.name}`;
+  if (s.status === SessionStatus.IDLE) return `idle:${s.name}`;
+  return "";
+}
+
+/** What a notification's title says the session did. */
+function notificationVerb(s: Session): string {
+  if (s.status === SessionStatus.IDLE) return "is idle";
+  if (s.statusReason === StatusReason.INPUT_PROMPT) return "needs your input";
+  if (s.statusReason === StatusReason.UNSEEN_COMPLETION) return "finished its turn";
+  return "needs you";
+}
+
+async function closeNotifications(tag: string): Promise<void> {
   const registration = await navigator.serviceWorker?.getRegistration().catch(() => undefined);
   if (!registration) return;
-  for (const n of await registration.getNotifications({ tag: `review:${name}` })) n.close();
+  for (const n of await registration.getNotifications({ tag })) n.close();
 }
 
 /** The favicon: the StarAgent star, with the review count in a badge when there is one. */

@@ -264,7 +264,7 @@ export class SaApp extends LightElement {
             ?disabled=${!notifySupported}
             @change=${(e: Event) => this.toggleNotifications((e.target as HTMLInputElement).checked)}
           />
-          Notify me when a session needs review</label
+          Notify me when a session needs review, or goes idle after a long run</label
         >
         ${notifySupported ? nothing : html`<p class="muted small">This browser cannot show notifications here.</p>`}
         ${
