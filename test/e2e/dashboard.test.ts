@@ -243,7 +243,8 @@ describe("the dashboard against a real Hub", () => {
       await f.typeLine("notify-build", "sleep 3");
       await waitFor(async () => (await status(build))?.status === SessionStatus.WORKING, "the short command to run");
       await expectLive([v], build, "idle");
-      await f.typeLine("notify-build", "sleep 11");
+      // Longer than IDLE_NOTIFY_AFTER_MS (10 s) by a margin: the page counts from when it saw "working".
+      await f.typeLine("notify-build", "sleep 14");
       await expectLive([v], build, "working");
       const idle = await waitFor(
         async () => {
@@ -251,7 +252,7 @@ describe("the dashboard against a real Hub", () => {
           return list.length > 0 ? list : undefined;
         },
         "the idle notification",
-        20_000,
+        30_000,
       );
       expect(idle).toEqual([
         {
