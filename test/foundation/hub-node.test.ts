@@ -9,6 +9,7 @@ import { WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
 import { NODE_CALL_TIMEOUT_MS } from "../../services/hub/node-registry.js";
 import { runCli, type ServerProcess, startServerProcess } from "../support/servers.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
+import { waitFor } from "../support/wait.js";
 import { failureOf, type HubFixture, startHubFixture, testToken } from "./hub-fixture.js";
 import { readWatch } from "./watch-events.js";
 
@@ -244,7 +245,12 @@ describe("a Hub routing to a Node on another tmux server", () => {
     expect([system.sessions, system.unreachable]).toEqual([[], ["nodes/a1"]]);
     const failure = await failureOf(hub().sessions.getSession({ name: "nodes/a1/sessions/remote-one" }));
     expect(failure).toMatchObject({ code: "Unavailable", message: expect.stringMatching(/^node a1 is unreachable/) });
-    expect((await hub().nodes.getNode({ name: "nodes/a1" })).node?.connectivity).toBe(Connectivity.OFFLINE);
+    // The health check decides connectivity (a failed call only makes it look again): OFFLINE within 5 s.
+    await waitFor(
+      async () => (await hub().nodes.getNode({ name: "nodes/a1" })).node?.connectivity === Connectivity.OFFLINE,
+      "a1 to show OFFLINE",
+      5_000,
+    );
     const ls = await runCli(["ls"], hub().cliEnv);
     expect(ls.code).toBe(0);
     expect(ls.stderr).toBe("warning: nodes/a1 is unreachable; its sessions are as last seen\n");
