@@ -1,9 +1,9 @@
-import type { Page } from "playwright-core";
+import type { BrowserContextOptions, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Session, SessionStatus } from "../../gen/staragent/v1/session_pb.js";
 import { waitFor } from "../support/wait.js";
 import { axeViolations } from "./support/axe.js";
-import { openPage, saveScreenshot, type TestPage } from "./support/browser.js";
+import { OpenPages, saveScreenshot, type TestPage } from "./support/browser.js";
 import { type DashboardFixture, SETUP_TIMEOUT_MS, startDashboard, tmuxSession } from "./support/dashboard-fixture.js";
 import {
   occurrences,
@@ -26,13 +26,9 @@ const TEST_TIMEOUT_MS = 90_000;
 
 describe("the dashboard against a real Hub", () => {
   let f: DashboardFixture;
-  const pages: TestPage[] = [];
+  const pages = new OpenPages();
 
-  const page = async (options?: Parameters<typeof openPage>[1]): Promise<TestPage> => {
-    const p = await openPage(f.browser, options);
-    pages.push(p);
-    return p;
-  };
+  const page = (options?: BrowserContextOptions): Promise<TestPage> => pages.add(f.browser, options);
 
   const status = async (name: string): Promise<Session | undefined> =>
     (await f.sessions.getSession({ name }).catch(() => undefined))?.session;
@@ -49,9 +45,7 @@ describe("the dashboard against a real Hub", () => {
   }, SETUP_TIMEOUT_MS);
 
   afterEach(async () => {
-    const errors = pages.flatMap((p) => p.errors);
-    for (const p of pages.splice(0)) await p.context.close();
-    expect(errors).toEqual([]);
+    expect(await pages.closeAll()).toEqual([]);
   });
 
   afterAll(async () => {

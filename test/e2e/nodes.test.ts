@@ -1,11 +1,11 @@
 import { rm } from "node:fs/promises";
-import net from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { testToken } from "../foundation/hub-fixture.js";
+import { closedPort } from "../support/ports.js";
 import { type ServerProcess, startServerProcess } from "../support/servers.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { waitFor } from "../support/wait.js";
-import { openPage, type TestPage } from "./support/browser.js";
+import { OpenPages } from "./support/browser.js";
 import { type DashboardFixture, SETUP_TIMEOUT_MS, startDashboard } from "./support/dashboard-fixture.js";
 import { sessionRow } from "./support/dashboard-page.js";
 
@@ -14,22 +14,13 @@ const TEST_TIMEOUT_MS = 90_000;
 /** The Hub retries a lost Node with backoff up to 15 s; the page follows within its own stream. */
 const NODE_BACK_TIMEOUT_MS = 30_000;
 
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 describe("nodes in the dashboard", () => {
   let nodeTmux: TestTmux;
   let node: ServerProcess | undefined;
   let nodePort = 0;
   let f: DashboardFixture;
   const nodeToken = testToken();
-  const pages: TestPage[] = [];
+  const pages = new OpenPages();
 
   const startNode = async () => {
     node = await startServerProcess({
@@ -53,9 +44,7 @@ describe("nodes in the dashboard", () => {
   }, SETUP_TIMEOUT_MS);
 
   afterEach(async () => {
-    const errors = pages.flatMap((p) => p.errors);
-    for (const p of pages.splice(0)) await p.context.close();
-    expect(errors).toEqual([]);
+    expect(await pages.closeAll()).toEqual([]);
   });
 
   afterAll(async () => {
@@ -68,8 +57,7 @@ describe("nodes in the dashboard", () => {
   it(
     "shows a killed Node's sessions as unreachable, with a banner, and brings them back when it returns",
     async () => {
-      const v = await openPage(f.browser);
-      pages.push(v);
+      const v = await pages.add(f.browser);
       await f.login(v.page);
       const row = sessionRow(v.page, "nodes/w1/sessions/remote-one");
       await row.waitFor();
@@ -106,8 +94,7 @@ describe("nodes in the dashboard", () => {
   it(
     "adds a node from the nodes page (refusing bad input with a sentence) and removes it",
     async () => {
-      const v = await openPage(f.browser);
-      pages.push(v);
+      const v = await pages.add(f.browser);
       await f.login(v.page, "/nodes");
       await v.page.locator("sa-node-list .node-card").nth(1).waitFor();
       const form = v.page.locator("sa-node-list form.add-node");

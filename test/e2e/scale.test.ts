@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.js";
-import { openPage, type TestPage } from "./support/browser.js";
+import { OpenPages } from "./support/browser.js";
 import { type DashboardFixture, manySessions, SETUP_TIMEOUT_MS, startDashboard } from "./support/dashboard-fixture.js";
 
 /** The scale: the list must stay light with this many sessions. */
@@ -12,7 +12,7 @@ const TEST_TIMEOUT_MS = 120_000;
 
 describe("the session list with 300 sessions", () => {
   let f: DashboardFixture;
-  const pages: TestPage[] = [];
+  const pages = new OpenPages();
 
   beforeAll(async () => {
     f = await startDashboard();
@@ -20,9 +20,7 @@ describe("the session list with 300 sessions", () => {
   }, SETUP_TIMEOUT_MS);
 
   afterEach(async () => {
-    const errors = pages.flatMap((p) => p.errors);
-    for (const p of pages.splice(0)) await p.context.close();
-    expect(errors).toEqual([]);
+    expect(await pages.closeAll()).toEqual([]);
   });
 
   afterAll(async () => {
@@ -32,8 +30,7 @@ describe("the session list with 300 sessions", () => {
   it(
     "holds fewer than 100 row elements, scrolls to the last session and reaches it from the keyboard",
     async () => {
-      const v = await openPage(f.browser);
-      pages.push(v);
+      const v = await pages.add(f.browser);
       await f.login(v.page);
       const list = v.page.locator("sa-session-list .vlist-inner");
       let label: string | null = null;

@@ -6,7 +6,7 @@ import {
   CHROMIUM_ARGS,
   CHROMIUM_PATH,
   DESKTOP,
-  openPage,
+  OpenPages,
   PHONE,
   saveScreenshot,
   type TestPage,
@@ -27,13 +27,9 @@ const TEST_TIMEOUT_MS = 90_000;
 
 describe("the terminal in the dashboard", () => {
   let f: DashboardFixture;
-  const pages: TestPage[] = [];
+  const pages = new OpenPages();
 
-  const page = async (options = DESKTOP): Promise<TestPage> => {
-    const p = await openPage(f.browser, options);
-    pages.push(p);
-    return p;
-  };
+  const page = (options = DESKTOP): Promise<TestPage> => pages.add(f.browser, options);
 
   const windowSize = async (session: string) => {
     const out = await f.tmux.run("display-message", "-p", "-t", `=${session}:`, "#{window_width}x#{window_height}");
@@ -45,9 +41,7 @@ describe("the terminal in the dashboard", () => {
   }, SETUP_TIMEOUT_MS);
 
   afterEach(async () => {
-    const errors = pages.flatMap((p) => p.errors);
-    for (const p of pages.splice(0)) await p.context.close();
-    expect(errors).toEqual([]);
+    expect(await pages.closeAll()).toEqual([]);
   });
 
   afterAll(async () => {

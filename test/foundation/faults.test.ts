@@ -82,6 +82,29 @@ describe("faults on the way through the Hub", () => {
     }, "the Hub to hold nothing");
   }
 
+  /**
+   * With a viewer attached and a watcher listening through the Hub, sends `signal` to w1: the viewer's
+   * stream ends UNAVAILABLE naming w1, the watcher hears w1 unreachable, and the Hub holds nothing.
+   */
+  async function nodeLostMidStream(signal: NodeJS.Signals): Promise<void> {
+    const viewer = await TestViewer.attach(hub().terminal, { name: "nodes/w1/sessions/work" });
+    const watch = readWatch((s) => hub().sessions.watchSessions({ parent: "nodes/-" }, { signal: s }));
+    try {
+      await watch.next((e) => e.type === WatchEventType.SNAPSHOT, "the snapshot");
+      node.process.kill(signal);
+      await waitFor(() => viewer.ended, "the viewer's stream to end", NODE_LOSS_MS);
+      const err = ConnectError.from(viewer.error);
+      expect([Code[err.code], err.rawMessage]).toEqual(["Unavailable", expect.stringMatching(/^node w1 /)]);
+      expect(
+        (await watch.next((e) => e.type === WatchEventType.UNREACHABLE_CHANGED, "w1 unreachable")).unreachable,
+      ).toEqual(["nodes/w1"]);
+      await hubHoldsNothing();
+    } finally {
+      viewer.close();
+      await watch.close();
+    }
+  }
+
   /** Waits for w1 to be ONLINE again and checks a new viewer works end to end. */
   async function attachWorks(): Promise<void> {
     await waitFor(
@@ -99,45 +122,18 @@ describe("faults on the way through the Hub", () => {
   }
 
   it("ends viewers and watchers clearly when the Node is killed mid-stream, and takes it back", async () => {
-    const viewer = await TestViewer.attach(hub().terminal, { name: "nodes/w1/sessions/work" });
-    const watch = readWatch((signal) => hub().sessions.watchSessions({ parent: "nodes/-" }, { signal }));
-    try {
-      await watch.next((e) => e.type === WatchEventType.SNAPSHOT, "the snapshot");
-      node.process.kill("SIGKILL");
-      await waitFor(() => viewer.ended, "the viewer's stream to end", NODE_LOSS_MS);
-      const err = ConnectError.from(viewer.error);
-      expect([Code[err.code], err.rawMessage]).toEqual(["Unavailable", expect.stringMatching(/^node w1 /)]);
-      expect(
-        (await watch.next((e) => e.type === WatchEventType.UNREACHABLE_CHANGED, "w1 unreachable")).unreachable,
-      ).toEqual(["nodes/w1"]);
-      await hubHoldsNothing();
-      // The Node's tmux clients died with it (their ptys closed).
-      await waitFor(async () => (await tmuxClients(nodeTmux)) === 0, "no tmux client left on w1", NODE_CLEANUP_MS);
-    } finally {
-      viewer.close();
-      await watch.close();
-    }
+    await nodeLostMidStream("SIGKILL");
+    // The Node's tmux clients died with it (their ptys closed).
+    await waitFor(async () => (await tmuxClients(nodeTmux)) === 0, "no tmux client left on w1", NODE_CLEANUP_MS);
     node = await startNode(nodePort);
     await attachWorks();
   });
 
   it("ends viewers clearly when the Node is paused mid-stream; the Node lets go of them once resumed", async () => {
-    const viewer = await TestViewer.attach(hub().terminal, { name: "nodes/w1/sessions/work" });
-    const watch = readWatch((signal) => hub().sessions.watchSessions({ parent: "nodes/-" }, { signal }));
     try {
-      await watch.next((e) => e.type === WatchEventType.SNAPSHOT, "the snapshot");
-      node.process.kill("SIGSTOP");
-      await waitFor(() => viewer.ended, "the viewer's stream to end", NODE_LOSS_MS);
-      const err = ConnectError.from(viewer.error);
-      expect([Code[err.code], err.rawMessage]).toEqual(["Unavailable", expect.stringMatching(/^node w1 /)]);
-      expect(
-        (await watch.next((e) => e.type === WatchEventType.UNREACHABLE_CHANGED, "w1 unreachable")).unreachable,
-      ).toEqual(["nodes/w1"]);
-      await hubHoldsNothing();
+      await nodeLostMidStream("SIGSTOP");
     } finally {
       node.process.kill("SIGCONT");
-      viewer.close();
-      await watch.close();
     }
     await waitFor(async () => (await tmuxClients(nodeTmux)) === 0, "w1 to end the old attachment", NODE_CLEANUP_MS);
     await attachWorks();

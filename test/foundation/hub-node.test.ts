@@ -7,6 +7,7 @@ import { Connectivity } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionOrigin } from "../../gen/staragent/v1/session_pb.js";
 import { WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
 import { NODE_CALL_TIMEOUT_MS } from "../../services/hub/node-registry.js";
+import { closedPort } from "../support/ports.js";
 import { runCli, type ServerProcess, startServerProcess } from "../support/servers.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { waitFor } from "../support/wait.js";
@@ -15,15 +16,6 @@ import { readWatch } from "./watch-events.js";
 
 /** What a list may take beyond the call timeout on a busy machine (the local listing, scheduling). */
 const TIMEOUT_SLACK_MS = 2_000;
-
-/** A loopback port nothing listens on (bound, then released). */
-async function closedPort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as net.AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 describe("a Hub routing to a Node on another tmux server", () => {
   let nodeTmux: TestTmux;

@@ -75,3 +75,25 @@ export async function saveScreenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), animations: "disabled", caret: "hide" });
 }
+
+/**
+ * The pages a test file opens: each test's pages are closed after it, and the errors they raised are
+ * handed back so the file can require none.
+ */
+export class OpenPages {
+  private readonly open: TestPage[] = [];
+
+  /** Opens a page (see openPage) and keeps it for `closeAll`. */
+  async add(browser: Browser, options?: BrowserContextOptions): Promise<TestPage> {
+    const p = await openPage(browser, options);
+    this.open.push(p);
+    return p;
+  }
+
+  /** Closes every page opened since the last call; returns the errors they raised. */
+  async closeAll(): Promise<string[]> {
+    const errors = this.open.flatMap((p) => p.errors);
+    for (const p of this.open.splice(0)) await p.context.close();
+    return errors;
+  }
+}
