@@ -2,11 +2,10 @@ import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cli, PromptKind, SessionStatus, StatusReason } from "../../gen/staragent/v1/session_pb.js";
-import type { TestTmux } from "../support/tmux.js";
 import type { CliDriver, CliStep, PreparedCli } from "./cli-driver.js";
 import { CLAUDE_BIN } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
-import { waitForScreen } from "./pane-screen.js";
+import { answerDialog } from "./pane-screen.js";
 import { within } from "./within.js";
 
 /** The pinned version (test/compat/package.json). */
@@ -34,28 +33,6 @@ const READY_FOOTER = "for shortcuts";
 const QUESTION = "Which color should the compat marker be?";
 /** How long the CLI may take to send its model request. */
 const MODEL_REQUEST_TIMEOUT_MS = 45_000;
-/**
- * Claude Code ignores keys on a permission or question dialog for a moment after drawing it (so a key
- * meant for the input box cannot answer it): Enter at once was ignored, 0.5 s later taken. There is no
- * event for the end of that guard, so a person's pace is kept: this long after the dialog shows.
- */
-const DIALOG_INPUT_GUARD_MS = 1_000;
-/** How long a dialog may take to show once StarAgent reported it. */
-const DIALOG_TIMEOUT_MS = 10_000;
-
-/** Waits until the dialog showing `marker` takes keys, then sends `key`. */
-async function answerDialog(tmux: TestTmux, target: string, marker: string, key: string): Promise<void> {
-  await waitForScreen(
-    tmux,
-    target,
-    (s) => s.includes(marker),
-    `the dialog ${JSON.stringify(marker)}`,
-    DIALOG_TIMEOUT_MS,
-  );
-  await new Promise((r) => setTimeout(r, DIALOG_INPUT_GUARD_MS));
-  await tmux.run("send-keys", "-t", target, key);
-}
-
 /** Claude Code's own steps: a question asked through AskUserQuestion, and `/clear`. */
 const CLAUDE_STEPS: readonly CliStep[] = [
   {

@@ -5,7 +5,7 @@ import { Cli } from "../../gen/staragent/v1/session_pb.js";
 import type { CliDriver, PreparedCli } from "./cli-driver.js";
 import { OPENCODE_BIN } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
-import { waitForScreen } from "./pane-screen.js";
+import { answerDialog, waitForScreen } from "./pane-screen.js";
 
 /** The model id opencode is configured with; the mock echoes it. */
 const OPENCODE_MODEL = "mock-model";
@@ -37,6 +37,8 @@ const READY_PLACEHOLDER = "Ask anything";
 const READY_SESSION_FOOTER = "ctrl+p commands";
 /** The footer after the first Escape of a running turn: a second one interrupts it. */
 const INTERRUPT_CONFIRM = "esc again to interrupt";
+/** The choices line of opencode's permission dialog, drawn once the dialog is complete. */
+const PERMISSION_CHOICES = "Allow once";
 /** How long opencode may take to ask for the second Escape. */
 const INTERRUPT_CONFIRM_TIMEOUT_MS = 5_000;
 /** The system prompt of opencode's session-title request. */
@@ -90,7 +92,7 @@ export const opencodeDriver: CliDriver = {
   approvalQuestion: "Permission required",
   async approve(tmux, target) {
     // "Allow once" is the selected choice: Enter confirms it.
-    await tmux.run("send-keys", "-t", target, "Enter");
+    await answerDialog(tmux, target, PERMISSION_CHOICES, "Enter");
   },
   async interrupt(tmux, target) {
     await tmux.run("send-keys", "-t", target, "Escape");
@@ -104,7 +106,7 @@ export const opencodeDriver: CliDriver = {
     await tmux.run("send-keys", "-t", target, "Escape");
   },
   async cancelApproval(tmux, target) {
-    await tmux.run("send-keys", "-t", target, "Escape");
+    await answerDialog(tmux, target, PERMISSION_CHOICES, "Escape");
   },
 };
 

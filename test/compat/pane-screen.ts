@@ -74,3 +74,26 @@ export async function typePrompt(tmux: TestTmux, target: string, text: string, t
   );
   await tmux.run("send-keys", "-t", target, "Enter");
 }
+
+/**
+ * Claude Code and opencode ignore keys on a permission or question dialog for a moment after drawing
+ * it (so a key meant for the input box cannot answer it): Claude Code ignored Enter at once and took it
+ * 0.5 s later; opencode once left its dialog open after an Enter sent as it appeared. There is no event
+ * for the end of that guard, so a person's pace is kept: this long after the dialog shows.
+ */
+const DIALOG_INPUT_GUARD_MS = 1_000;
+/** How long a dialog may take to show once StarAgent reported it. */
+const DIALOG_TIMEOUT_MS = 10_000;
+
+/** Waits until the dialog showing `marker` takes keys, then sends `key`. */
+export async function answerDialog(tmux: TestTmux, target: string, marker: string, key: string): Promise<void> {
+  await waitForScreen(
+    tmux,
+    target,
+    (s) => s.includes(marker),
+    `the dialog ${JSON.stringify(marker)}`,
+    DIALOG_TIMEOUT_MS,
+  );
+  await new Promise((r) => setTimeout(r, DIALOG_INPUT_GUARD_MS));
+  await tmux.run("send-keys", "-t", target, key);
+}
