@@ -42,19 +42,36 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Asks on stderr and reads one line from the terminal without echoing it. Ctrl-C or Ctrl-D gives up. */
-function promptHidden(prompt: string): Promise<string> {
+/** The parts of a terminal's input stream that a hidden prompt uses. */
+export interface TerminalInput {
+  setRawMode(mode: boolean): unknown;
+  resume(): unknown;
+  pause(): unknown;
+  on(event: "data", listener: (chunk: Buffer) => void): unknown;
+  off(event: "data", listener: (chunk: Buffer) => void): unknown;
+}
+
+/**
+ * Asks on `output` and reads one line from the terminal without echoing it. Ctrl-C or Ctrl-D gives
+ * up. Exported for its test; the streams default to the process's own.
+ */
+export function promptHidden(
+  prompt: string,
+  stdin: TerminalInput = process.stdin,
+  output: { write(text: string): unknown } = process.stderr,
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const stdin = process.stdin;
-    process.stderr.write(prompt);
+    // Echo goes off before the prompt shows: a token typed or pasted the instant the prompt appears
+    // would otherwise be echoed by the terminal while it is still in cooked mode.
     stdin.setRawMode(true);
+    output.write(prompt);
     stdin.resume();
     let typed = "";
     const finish = (error?: Error) => {
       stdin.off("data", onData);
       stdin.setRawMode(false);
       stdin.pause();
-      process.stderr.write("\n");
+      output.write("\n");
       if (error) reject(error);
       else resolve(typed);
     };
