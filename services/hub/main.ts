@@ -7,7 +7,7 @@ import { createLogger, parseLogLevel } from "../common/log.js";
 import { parseOrigins } from "../common/own-origins.js";
 import { packageRoot } from "../common/package-root.js";
 import { LOCAL_NODE_ID, NODE_ID_PATTERN } from "../common/resource-names.js";
-import { parsePort, waitForSignal } from "../common/server-process.js";
+import { parsePort, tuneServerHeap, waitForSignal } from "../common/server-process.js";
 import { readServerTls, readTrustedCertificates } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine } from "../node/index.js";
@@ -38,6 +38,7 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     process.stdout.write(HUB_HELP);
     return;
   }
+  tuneServerHeap();
   const config = readEnvironment(env);
   const port = parsePort(values.port);
   const nodes = values.node.map(parseNodeFlag);
