@@ -29,7 +29,14 @@ async function peakHeapMiB(tune: boolean, nodeFlags: string[] = []): Promise<num
     }
     console.log(peak / 2 ** 20);
   `;
-  const { stdout } = await run(process.execPath, [...nodeFlags, "--import", "tsx", "--input-type=module", "-e", script]);
+  const { stdout } = await run(process.execPath, [
+    ...nodeFlags,
+    "--import",
+    "tsx",
+    "--input-type=module",
+    "-e",
+    script,
+  ]);
   return Number(stdout.trim());
 }
 
