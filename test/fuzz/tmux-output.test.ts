@@ -1,11 +1,28 @@
 import { describe, expect, it } from "vitest";
 import { parseStat } from "../../services/node/agents/process-table.js";
 import { programNames } from "../../services/node/agents/program.js";
-import { parseSessionView, sessionViewFormats } from "../../services/node/terminal/terminal-tmux.js";
+import {
+  allSessionViewFormats,
+  parseAllSessionViews,
+  parseSessionView,
+  type SessionView,
+  sessionViewFormats,
+} from "../../services/node/terminal/terminal-tmux.js";
 import { recordFormat } from "../../services/node/tmux/format-records.js";
 import { type PaneInfo, paneFormat, parsePanes } from "../../services/node/tmux/panes.js";
 import { renderFormat } from "../support/tmux-format.js";
 import { fuzz, mutateText, type Random } from "./fuzz.js";
+
+/** A view a terminal can be sized to: whole, positive sizes and numeric client pids. */
+function usableView(view: SessionView): boolean {
+  return (
+    Number.isInteger(view.size.cols) &&
+    view.size.cols >= 1 &&
+    Number.isInteger(view.size.rows) &&
+    view.size.rows >= 1 &&
+    view.clients.every((c) => Number.isInteger(c.pid))
+  );
+}
 
 /** Values tmux prints for a pane's fields: mostly plausible, now and then anything at all. */
 function paneValues(r: Random): Record<string, string> {
@@ -111,14 +128,40 @@ describe("fuzz: tmux format output", () => {
       },
       ({ formats, output }) => {
         const view = parseSessionView(output, formats);
-        const usable =
-          view === undefined ||
-          (Number.isInteger(view.size.cols) &&
-            view.size.cols >= 1 &&
-            Number.isInteger(view.size.rows) &&
-            view.size.rows >= 1 &&
-            view.clients.every((c) => Number.isInteger(c.pid)));
-        expect(usable).toBe(true);
+        expect(view === undefined || usableView(view)).toBe(true);
+      },
+    );
+  });
+
+  it("parseAllSessionViews never throws and gives usable sizes only", async () => {
+    await fuzz(
+      "parse all session views",
+      (r) => {
+        const formats = allSessionViewFormats();
+        const session = () => (r.chance(0.7) ? `s${r.int(5)}` : r.text(12));
+        let output = "";
+        for (let i = r.int(6); i > 0; i--) {
+          output += `${renderFormat(formats.clients.format, {
+            session_name: session(),
+            client_pid: r.chance(0.8) ? String(r.int(100_000)) : r.text(8),
+            client_tty: `/dev/pts/${r.int(50)}`,
+            client_flags: r.pick(["attached,focused", "attached,ignore-size", r.text(20)]),
+          })}\n`;
+        }
+        for (let i = r.int(6); i > 0; i--) {
+          output += `${renderFormat(formats.windows.format, {
+            session_name: session(),
+            window_active: r.pick(["0", "1", r.text(2)]),
+            window_width: r.chance(0.8) ? String(r.int(500)) : r.text(6),
+            window_height: r.chance(0.8) ? String(r.int(200)) : r.text(6),
+            status: r.pick(["on", "off", "2", "5", r.text(4)]),
+          })}\n`;
+        }
+        return { formats, output: r.chance(0.5) ? mutateText(r, output) : output };
+      },
+      ({ formats, output }) => {
+        const views = parseAllSessionViews(output, formats);
+        expect([...views.values()].every(usableView)).toBe(true);
       },
     );
   });

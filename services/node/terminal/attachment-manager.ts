@@ -5,6 +5,7 @@ import type { TmuxClient } from "../tmux/client.js";
 import { MAX_ATTACHMENTS_PER_CALLER, MAX_ATTACHMENTS_PER_SESSION } from "./limits.js";
 import type { PtyAttachment } from "./pty-attachment.js";
 import { type AttachOptions, SessionTerminal, type SizeOutcome } from "./session-terminal.js";
+import { SizePoll } from "./size-poll.js";
 import type { CellSize } from "./terminal-tmux.js";
 
 /** Bytes of randomness in an attachment id: unguessable, so ids are no weaker than the caller check. */
@@ -34,8 +35,11 @@ export class AttachmentManager {
   /** Attachments per session, counting those being started. */
   private readonly perSession = new Map<string, number>();
   private closing = false;
+  private readonly sizePoll: SizePoll;
 
-  constructor(private readonly options: AttachmentManagerOptions) {}
+  constructor(private readonly options: AttachmentManagerOptions) {
+    this.sizePoll = new SizePoll(options.tmux, () => this.sessions.values(), options.log);
+  }
 
   /** Open attachments (for tests and benchmarks: a bounded measure of what the machine holds). */
   get count(): number {
@@ -74,6 +78,7 @@ export class AttachmentManager {
     try {
       const result = await terminal.attach({ ...input, id, owner });
       this.byId.set(id, result.attachment);
+      this.sizePoll.ensure();
       void result.attachment.closed.then(() => this.release(id, session, owner));
       return result;
     } catch (err) {
@@ -101,6 +106,7 @@ export class AttachmentManager {
   /** Ends every attachment ("server stopping") and refuses new ones. */
   async close(): Promise<void> {
     this.closing = true;
+    this.sizePoll.stop();
     await Promise.all([...this.sessions.values()].map((s) => s.closeAll("server stopping")));
   }
 

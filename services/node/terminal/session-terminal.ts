@@ -4,7 +4,6 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { AttachResponseSchema } from "../../../gen/staragent/v1/terminal_stream_pb.js";
 import type { Logger } from "../../common/log.js";
 import type { TmuxClient } from "../tmux/client.js";
-import { SIZE_POLL_INTERVAL_MS } from "./limits.js";
 import { PtyAttachment } from "./pty-attachment.js";
 import { decideSize } from "./sizing-policy.js";
 import {
@@ -40,8 +39,8 @@ export interface SizeOutcome {
 
 /**
  * The attachments of one tmux session and its sizing policy (DESIGN.md §6, `sizing-policy.ts`). It
- * keeps one invariant, re-established after every attach, resize and detach and on a slow poll (to
- * follow clients that come and go outside StarAgent):
+ * keeps one invariant, re-established after every attach, resize and detach and on the machine's slow
+ * size poll (`SizePoll`, to follow clients that come and go outside StarAgent):
  * - an attachment that took the size over drives it (the window is set to its size, `manual`);
  * - otherwise, a viewer that is the session's only client drives it (its tmux client counts for the
  *   size and has the viewer's size);
@@ -53,7 +52,10 @@ export class SessionTerminal {
   private readonly attachments = new Set<PtyAttachment>();
   private manualOwner: PtyAttachment | undefined;
   private queue: Promise<unknown> = Promise.resolve();
-  private poll: NodeJS.Timeout | undefined;
+  /** Sizing operations (attach, resize, detach) begun; a view read since none began is current. */
+  private operations = 0;
+  /** True while one runs: a view read meanwhile may show it half done. */
+  private operating = false;
 
   constructor(
     readonly session: string,
@@ -71,7 +73,7 @@ export class SessionTerminal {
    * NOT_FOUND when the session does not exist (or ends meanwhile).
    */
   attach(options: AttachOptions): Promise<{ attachment: PtyAttachment; outcome: SizeOutcome }> {
-    return this.serialised(async () => {
+    return this.operation(async () => {
       const view = await readSessionView(this.tmux, this.session);
       if (!view) throw sessionNotFound(this.session);
       const decision = decideSize(view.clients.length, options.takeOver);
@@ -100,7 +102,6 @@ export class SessionTerminal {
         this.manualOwner = attachment;
         await forceWindowSize(this.tmux, this.session, options.size, after.statusLines);
       }
-      this.startPolling();
       const outcome = await this.enforce(after, attachment);
       this.log.info("attached", { attachment: attachment.id, session: this.session, decision });
       return { attachment, outcome };
@@ -109,7 +110,7 @@ export class SessionTerminal {
 
   /** Applies a viewer's size request under the policy. */
   resize(attachment: PtyAttachment, size: CellSize, takeOver: boolean): Promise<SizeOutcome> {
-    return this.serialised(async () => {
+    return this.operation(async () => {
       attachment.requested = size;
       const view = await readSessionView(this.tmux, this.session);
       if (!view || attachment.exited) throw new ConnectError(`attachment ${attachment.id} has ended`, Code.NotFound);
@@ -133,8 +134,7 @@ export class SessionTerminal {
 
   private async forget(attachment: PtyAttachment): Promise<void> {
     this.attachments.delete(attachment);
-    if (this.attachments.size === 0) this.stopPolling();
-    await this.serialised(async () => {
+    await this.operation(async () => {
       if (this.manualOwner === attachment) {
         this.manualOwner = undefined;
         await releaseWindowSize(this.tmux, this.session).catch(() => undefined);
@@ -196,20 +196,35 @@ export class SessionTerminal {
     }
   }
 
-  private startPolling(): void {
-    if (this.poll) return;
-    this.poll = setInterval(() => {
-      void this.serialised(async () => {
-        const view = await readSessionView(this.tmux, this.session);
-        if (view && this.attachments.size > 0) await this.enforce(view, undefined);
-      }).catch((err) => this.log.warn("size poll failed", { session: this.session, error: err }));
-    }, SIZE_POLL_INTERVAL_MS);
-    this.poll.unref();
+  /**
+   * What the size poll notes before it reads tmux, to hand back with the view it read: undefined
+   * while a sizing operation runs (the view could show it half done).
+   */
+  pollMark(): number | undefined {
+    return this.operating ? undefined : this.operations;
   }
 
-  private stopPolling(): void {
-    clearInterval(this.poll);
-    this.poll = undefined;
+  /**
+   * Re-establishes the invariant over a view the size poll read (with `mark` noted before), unless a
+   * sizing operation began since: that one enforced a fresher view, and the next poll reads again.
+   */
+  followPoll(view: SessionView | undefined, mark: number | undefined): Promise<void> {
+    return this.serialised(async () => {
+      if (mark === undefined || mark !== this.operations || !view || this.attachments.size === 0) return;
+      await this.enforce(view, undefined);
+    });
+  }
+
+  private operation<T>(work: () => Promise<T>): Promise<T> {
+    return this.serialised(async () => {
+      this.operations++;
+      this.operating = true;
+      try {
+        return await work();
+      } finally {
+        this.operating = false;
+      }
+    });
   }
 
   private serialised<T>(work: () => Promise<T>): Promise<T> {

@@ -78,12 +78,74 @@ export async function readSessionView(tmux: TmuxClient, session: string): Promis
 
 /** Parses the output of `readSessionView`'s command; exported for tests. */
 export function parseSessionView(out: string, formats: SessionViewFormats): SessionView | undefined {
-  const clients: TmuxClientInfo[] = [];
-  for (const [pid = "", tty = "", flags = ""] of formats.clients.parse(out)) {
-    if (/^\d+$/.test(pid))
-      clients.push({ pid: Number(pid), tty, ignoreSize: flags.split(",").includes("ignore-size") });
-  }
+  const clients = formats.clients.parse(out).flatMap(([pid = "", tty = "", flags = ""]) => clientInfo(pid, tty, flags));
   const [cols = "", rows = "", status = ""] = formats.window.parse(out)[0] ?? [];
+  return sessionView(clients, cols, rows, status);
+}
+
+/** The formats of `readAllSessionViews`' two queries, made fresh for each invocation. */
+export interface AllSessionViewFormats {
+  readonly clients: RecordFormat;
+  readonly windows: RecordFormat;
+}
+
+/** New formats for one `readAllSessionViews` invocation. */
+export function allSessionViewFormats(): AllSessionViewFormats {
+  return {
+    clients: recordFormat(["#{session_name}", "#{client_pid}", "#{client_tty}", "#{client_flags}"]),
+    windows: recordFormat(["#{session_name}", "#{window_active}", "#{window_width}", "#{window_height}", "#{status}"]),
+  };
+}
+
+/**
+ * What `readSessionView` reads, for every session of the server in one tmux invocation (the clients
+ * of all sessions, and each session's current window): the size poll's one look for all the sessions
+ * a machine has terminals on. A session with no window a terminal can be sized to is left out.
+ */
+export async function readAllSessionViews(tmux: TmuxClient): Promise<Map<string, SessionView>> {
+  const formats = allSessionViewFormats();
+  const out = await tmux.query([
+    "list-clients",
+    "-F",
+    formats.clients.format,
+    NEXT_COMMAND,
+    "list-windows",
+    "-a",
+    "-F",
+    formats.windows.format,
+  ]);
+  return parseAllSessionViews(out, formats);
+}
+
+/** Parses the output of `readAllSessionViews`' command; exported for tests. */
+export function parseAllSessionViews(out: string, formats: AllSessionViewFormats): Map<string, SessionView> {
+  const clients = new Map<string, TmuxClientInfo[]>();
+  for (const [session = "", pid = "", tty = "", flags = ""] of formats.clients.parse(out)) {
+    const list = clients.get(session) ?? [];
+    list.push(...clientInfo(pid, tty, flags));
+    clients.set(session, list);
+  }
+  const views = new Map<string, SessionView>();
+  for (const [session = "", active = "", cols = "", rows = "", status = ""] of formats.windows.parse(out)) {
+    if (active !== "1") continue;
+    const view = sessionView(clients.get(session) ?? [], cols, rows, status);
+    if (view) views.set(session, view);
+  }
+  return views;
+}
+
+/** A client from its formatted fields; none when tmux printed no process id. */
+function clientInfo(pid: string, tty: string, flags: string): TmuxClientInfo[] {
+  return /^\d+$/.test(pid) ? [{ pid: Number(pid), tty, ignoreSize: flags.split(",").includes("ignore-size") }] : [];
+}
+
+/** A session's view from its clients and its current window's formatted size and `status` option. */
+function sessionView(
+  clients: readonly TmuxClientInfo[],
+  cols: string,
+  rows: string,
+  status: string,
+): SessionView | undefined {
   // tmux prints whole numbers here; anything else is no window a terminal can be sized to.
   if (!/^[1-9]\d{0,5}$/.test(cols) || !/^[1-9]\d{0,5}$/.test(rows)) return undefined;
   const window = { cols: Number(cols), rows: Number(rows), statusLines: statusLines(status) };
