@@ -20,7 +20,8 @@ type Delivery =
 
 /**
  * Writes a message to a session: Enter sends, Shift+Enter makes a new line, and Enter that confirms an
- * input method's composition (Chinese, Japanese, Korean...) is left to the input method. The Hub types
+ * input method's composition (Chinese, Japanese, Korean...) is left to the input method. On a touch
+ * screen, whose keyboard has no Shift+Enter, Enter makes a new line and the Send button sends. The Hub types
  * the text as one bracketed paste, so multi-line text arrives whole, and says whether the CLI's own log
  * confirmed it. The unsent text is kept per session across reloads; a message whose sending was cut off
  * by a reload comes back into the box with a note instead of being sent twice or lost.
@@ -34,7 +35,24 @@ export class SaChatComposer extends LightElement {
   @consume({ context: appContext }) private app?: AppServices;
   @state() private delivery: Delivery = { kind: "none" };
   @state() private text = "";
+  /** The main pointer is a finger: Enter adds a line, Send sends. */
+  @state() private touch = false;
   private composing = false;
+  private readonly coarse = matchMedia("(pointer: coarse)");
+  private readonly onPointerChange = () => {
+    this.touch = this.coarse.matches;
+  };
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    this.touch = this.coarse.matches;
+    this.coarse.addEventListener("change", this.onPointerChange);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.coarse.removeEventListener("change", this.onPointerChange);
+  }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (changed.has("sessionName") && this.sessionName) {
@@ -63,9 +81,9 @@ export class SaChatComposer extends LightElement {
         rows="2"
         .value=${this.text}
         ?disabled=${disabled}
-        placeholder=${disabled ? "Chat is off for this session" : "Write to the agent… (Enter sends, Shift+Enter adds a line)"}
+        placeholder=${disabled ? "Chat is off for this session" : this.touch ? "Write to the agent…" : "Write to the agent… (Enter sends, Shift+Enter adds a line)"}
         aria-describedby="composer-status"
-        enterkeyhint="send"
+        enterkeyhint=${this.touch ? "enter" : "send"}
         @input=${this.onInput}
         @keydown=${this.onKeyDown}
         @compositionstart=${() => {
@@ -112,7 +130,7 @@ export class SaChatComposer extends LightElement {
   };
 
   private readonly onKeyDown = (e: KeyboardEvent) => {
-    if (e.key !== "Enter" || e.shiftKey || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (e.key !== "Enter" || e.shiftKey || e.altKey || e.ctrlKey || e.metaKey || this.touch) return;
     // 229 is the key code of keys an input method is processing.
     if (e.isComposing || this.composing || e.keyCode === 229) return;
     e.preventDefault();
