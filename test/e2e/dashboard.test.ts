@@ -3,8 +3,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type Session, SessionStatus } from "../../gen/staragent/v1/session_pb.js";
 import { waitFor } from "../support/wait.js";
 import { axeViolations } from "./support/axe.js";
-import { OpenPages, saveScreenshot, type TestPage } from "./support/browser.js";
-import { type DashboardFixture, SETUP_TIMEOUT_MS, startDashboard, tmuxSession } from "./support/dashboard-fixture.js";
+import { OpenPages, PHONE, saveScreenshot, type TestPage } from "./support/browser.js";
+import {
+  type DashboardFixture,
+  paneText,
+  SETUP_TIMEOUT_MS,
+  startDashboard,
+  tmuxSession,
+} from "./support/dashboard-fixture.js";
 import {
   occurrences,
   rowStatus,
@@ -82,6 +88,67 @@ describe("the dashboard against a real Hub", () => {
     });
     expect(refused).toBe(401);
   });
+
+  it(
+    "moves the focus into the terminal on every open from the list, and keeps it in the list when a row leaves",
+    async () => {
+      const shell = ["env", "PS1=ready$ ", "bash", "--norc", "--noprofile"];
+      for (const id of ["kb-one", "kb-two"]) {
+        await f.sessions.createSession({ parent: "nodes/local", sessionId: id, cwd: f.dir, command: shell });
+      }
+      const v = await page();
+      const focusedIn = () =>
+        v.page.evaluate(() => {
+          const at = document.activeElement;
+          if (at?.closest("sa-terminal"))
+            return `terminal:${document.querySelector("sa-session-view h1")?.textContent}`;
+          return at?.closest<HTMLElement>(".row-session")?.dataset.key ?? at?.tagName ?? "none";
+        });
+      // A fresh page: the terminal's code is not loaded yet when the first session opens.
+      await f.login(v.page, "/?q=kb-");
+      await sessionRow(v.page, "nodes/local/sessions/kb-two").waitFor();
+      await v.page.locator("sa-session-list .list-search").focus();
+      await v.page.keyboard.press("ArrowDown");
+      let seen = "";
+      await waitFor(
+        async () => {
+          seen = `${await focusedIn()} among ${await v.page.locator("sa-session-list .row-session").evaluateAll((r) => r.map((e) => (e as HTMLElement).dataset.key))}`;
+          return seen.startsWith("nodes/local/sessions/kb-one ");
+        },
+        () => `the focus on kb-one's row (at ${seen})`,
+      );
+      await v.page.keyboard.press("Enter");
+      await waitForTerminal(v.page);
+      await waitFor(async () => (await focusedIn()) === "terminal:Session kb-one", "the focus in kb-one's terminal");
+      // The ring shows where the keys go.
+      const ring = await v.page.locator("sa-terminal .term-scroll").evaluate((el) => getComputedStyle(el).boxShadow);
+      expect(ring).toContain("inset");
+      await v.page.keyboard.type("echo one-$((1+1))");
+      await v.page.keyboard.press("Enter");
+      await paneText(f.tmux, "kb-one", (t) => t.includes("\none-2"), "the keys in kb-one");
+      // Back in the list by keyboard the second open behaves the same.
+      await v.page.locator('sa-session-list .row-session[data-key="nodes/local/sessions/kb-two"] a').focus();
+      await v.page.keyboard.press("Enter");
+      await waitFor(async () => (await focusedIn()) === "terminal:Session kb-two", "the focus in kb-two's terminal");
+      await v.page.keyboard.type("echo two-$((1+1))");
+      await v.page.keyboard.press("Enter");
+      await paneText(f.tmux, "kb-two", (t) => t.includes("\ntwo-2"), "the keys in kb-two");
+      expect(await paneText(f.tmux, "kb-one", () => true, "kb-one's pane")).not.toContain("two-");
+
+      // A focused row that leaves the list hands the focus to the row that takes its place.
+      await v.page.locator('sa-session-list .row-session[data-key="nodes/local/sessions/kb-one"] a').focus();
+      await f.sessions.stopSession({ name: "nodes/local/sessions/kb-one" });
+      await waitFor(
+        async () => (await focusedIn()) === "nodes/local/sessions/kb-two",
+        "the focus on kb-two's row once kb-one is gone",
+      );
+      // kb-two is the only row left: ArrowUp keeps the focus on it.
+      await v.page.keyboard.press("ArrowUp");
+      await waitFor(async () => (await focusedIn()) === "nodes/local/sessions/kb-two", "the focus kept on kb-two");
+      await f.sessions.stopSession({ name: "nodes/local/sessions/kb-two" });
+    },
+    TEST_TIMEOUT_MS,
+  );
 
   it(
     "shows working → review → idle live in two tabs, with the review count in the title; opening the session marks it seen",
@@ -390,6 +457,22 @@ describe("the dashboard against a real Hub", () => {
       expect(await mine.locator(".msg-text").textContent()).toBe("first line\nsecond line\nthird line");
       await v.page.locator("sa-chat-view .msg-assistant", { hasText: "Done:" }).waitFor({ timeout: 15_000 });
       await saveScreenshot(v.page, "desktop-light-chat");
+
+      // On a phone, whose keyboard has no Shift+Enter, Enter adds a line and Send sends.
+      const phone = await page(PHONE);
+      await f.login(phone.page, "/sessions/local/chatty/chat");
+      const phoneComposer = phone.page.locator("sa-chat-composer textarea");
+      await phoneComposer.tap();
+      expect(await phoneComposer.getAttribute("enterkeyhint")).toBe("enter");
+      await phone.page.keyboard.type("phone one");
+      await phone.page.keyboard.press("Enter");
+      await phone.page.keyboard.type("phone two");
+      expect(await phoneComposer.inputValue()).toBe("phone one\nphone two");
+      await phone.page.locator("sa-chat-composer button[type=submit]").tap();
+      await phone.page.locator("sa-chat-composer .delivered").waitFor({ timeout: 15_000 });
+      const fromPhone = phone.page.locator("sa-chat-view .msg-user", { hasText: "phone one" });
+      await fromPhone.waitFor({ timeout: 15_000 });
+      expect(await fromPhone.locator(".msg-text").textContent()).toBe("phone one\nphone two");
 
       await v.page.goto(`${f.hub.url}/sessions/local/staragent-node/chat`);
       const systemComposer = v.page.locator("sa-chat-composer textarea");

@@ -13,6 +13,7 @@ import {
 } from "./support/browser.js";
 import { type DashboardFixture, paneText, SETUP_TIMEOUT_MS, startDashboard } from "./support/dashboard-fixture.js";
 import {
+  linesScrolledBack,
   occurrences,
   terminalFitsItsBox,
   terminalSize,
@@ -22,6 +23,8 @@ import {
 
 /** A bash with a fixed prompt and no user files, so the screen is predictable. */
 const BASH = ["env", "PS1=ready$ ", "bash", "--norc", "--noprofile"];
+/** Lines printed at once: far more than a screen, fewer than the history an attachment brings. */
+const BURST_LINES = 1_500;
 /** Whole-test budget: browsers, reattaching, a Hub restart on a busy 2-core machine. */
 const TEST_TIMEOUT_MS = 90_000;
 
@@ -47,6 +50,42 @@ describe("the terminal in the dashboard", () => {
   afterAll(async () => {
     await f?.close();
   }, SETUP_TIMEOUT_MS);
+
+  it(
+    "scrolls back through every line of a burst of output, though tmux drew the burst as a redraw",
+    async () => {
+      await f.sessions.createSession({ parent: "nodes/local", sessionId: "burst", cwd: f.dir, command: BASH });
+      const v = await page();
+      await f.login(v.page, "/sessions/local/burst");
+      await waitForTerminal(v.page);
+      const xterm = v.page.locator("sa-terminal .xterm");
+      await xterm.click();
+      await v.page.keyboard.type(`seq -f 'burst-%g' 1 ${BURST_LINES}; echo burst-done`);
+      await v.page.keyboard.press("Enter");
+      await waitFor(async () => (await terminalText(v.page)).includes("\nburst-done"), "the end of the burst");
+      // Scrolling back with the wheel reads the pane's history again, then stays scrolled back.
+      await xterm.hover();
+      await v.page.mouse.wheel(0, -400);
+      const burst = (text: string) => text.split("\n").filter((line) => /^burst-\d+$/.test(line.trimEnd()));
+      await waitFor(
+        async () => burst(await terminalText(v.page)).length === BURST_LINES,
+        "every line of the burst in the scrollback",
+      );
+      expect(burst(await terminalText(v.page)).map((l) => l.trimEnd())).toEqual(
+        Array.from({ length: BURST_LINES }, (_, i) => `burst-${i + 1}`),
+      );
+      expect(await linesScrolledBack(v.page)).toBeGreaterThan(0);
+      // Typing still goes to the session, once.
+      await xterm.click();
+      await v.page.keyboard.type("echo after-$((40+2))");
+      await v.page.keyboard.press("Enter");
+      await waitFor(
+        async () => occurrences(await terminalText(v.page), "\nafter-42") === 1,
+        "the echo after scrolling",
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
 
   it(
     "types keys into tmux and shows the output; resizing the window resizes the pane of a sole viewer",
@@ -277,6 +316,11 @@ describe("the terminal in the dashboard", () => {
       await f.restartHub(async () => {
         await v.page.locator("sa-banner .banner-hub").waitFor({ timeout: 15_000 });
         await v.page.locator("sa-terminal .conn-state.tone-bad").waitFor({ timeout: 15_000 });
+        // Said once: the heading, not again in the network failure's own words.
+        await v.page.locator("sa-banner .banner-hub", { hasText: "Retrying in" }).waitFor({ timeout: 15_000 });
+        const banner = (await v.page.locator("sa-banner .banner-hub").textContent()) ?? "";
+        expect(occurrences(banner.toLowerCase(), "cannot reach")).toBe(0);
+        expect(occurrences(banner, "cannot be reached")).toBe(1);
       });
       await v.page.locator("sa-banner .banner-hub").waitFor({ state: "detached", timeout: 20_000 });
       await waitForTerminal(v.page);

@@ -26,6 +26,14 @@ export function terminalText(page: Page): Promise<string> {
   });
 }
 
+/** How many lines above the bottom the terminal's view is scrolled. */
+export function linesScrolledBack(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const el = document.querySelector("sa-terminal") as (HTMLElement & { linesScrolledBack(): number }) | null;
+    return el ? el.linesScrolledBack() : 0;
+  });
+}
+
 /** The terminal's size in cells. */
 export function terminalSize(page: Page): Promise<{ cols: number; rows: number }> {
   return page.evaluate(() => {

@@ -1,7 +1,7 @@
 import { consume } from "@lit/context";
 import { html, nothing, type PropertyValues } from "lit";
 import { property, state } from "lit/decorators.js";
-import { describeError } from "../../api/errors.js";
+import { describeError, isNetworkFailure } from "../../api/errors.js";
 import { type AppServices, appContext } from "../../state/app-context.js";
 import { nodeId } from "../../state/routes.js";
 import { StoreController } from "../../state/store-controller.js";
@@ -48,7 +48,8 @@ export class SaBanner extends LightElement {
 
   private renderHub(s: StreamState) {
     const seconds = s.kind === "waiting" ? Math.max(0, Math.ceil((s.retryAt - this.now) / 1000)) : 0;
-    const why = s.kind === "waiting" ? describeError(s.error) : "";
+    // The heading already says the Hub cannot be reached; a network failure's own sentence would repeat it.
+    const why = s.kind === "waiting" && !isNetworkFailure(s.error) ? describeError(s.error) : "";
     return html`<div class="banner banner-hub">
       <span class="banner-glyph" aria-hidden="true">⚠</span>
       <span class="banner-text"

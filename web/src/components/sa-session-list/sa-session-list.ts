@@ -101,6 +101,7 @@ export class SaSessionList extends LightElement {
       this.builtFor.filter !== this.filter
     ) {
       const built = buildRows(app.sessions.all(), app.nodes.nodes, app.sessions.unreachable, this.filter);
+      this.keepFocusInList(built.rows);
       this.rows = built.rows;
       this.counts = built.counts;
       const offsets = new Array<number>(this.rows.length + 1);
@@ -170,7 +171,7 @@ export class SaSessionList extends LightElement {
             aria-pressed=${f.status === s ? "true" : "false"}
             @click=${() => this.change({ status: s })}
           >
-            ${STATUS_FILTER_LABELS[s]} <span class="chip-count">${this.counts[s]}</span>
+            ${STATUS_FILTER_LABELS[s]}${this.loading ? nothing : html` <span class="chip-count">${this.counts[s]}</span>`}
           </button>`,
         )}
       </div>
@@ -368,6 +369,24 @@ export class SaSessionList extends LightElement {
     e.preventDefault();
     if (target !== undefined) this.moveTo(target);
   };
+
+  /**
+   * When the row that has the keyboard focus leaves the list (opened and seen under the review filter,
+   * stopped, filtered out), the focus moves to the session row that took its place, or the last one,
+   * instead of falling out of the list.
+   */
+  private keepFocusInList(next: readonly ListRow[]): void {
+    const focused = document.activeElement?.closest<HTMLElement>(".row-session");
+    if (!focused || !this.contains(focused) || focused.dataset.key !== this.activeKey) return;
+    if (next.some((r) => r.key === this.activeKey)) return;
+    const gone = this.rows.findIndex((r) => r.key === this.activeKey);
+    const sessions = next.flatMap((r, i) => (r.kind === "session" ? [i] : []));
+    const at = sessions.find((i) => i >= gone) ?? sessions[sessions.length - 1];
+    const row = at === undefined ? undefined : next[at];
+    if (!row) return;
+    this.activeKey = row.key;
+    this.focusAfterRender = true;
+  }
 
   private firstSessionIndex(): number {
     return this.rows.findIndex((r) => r.kind === "session");

@@ -127,7 +127,7 @@ export class SaSessionView extends LightElement {
         </div>
       </div>
       <div class="session-body">
-        <div class="tab-panel" ?hidden=${this.tab !== "terminal"}>
+        <div class="tab-panel terminal-panel" tabindex="-1" ?hidden=${this.tab !== "terminal"}>
           ${this.mounted.has("terminal") ? this.renderTerminal(s) : nothing}
         </div>
         <div class="tab-panel" ?hidden=${this.tab !== "chat"}>
@@ -162,12 +162,23 @@ export class SaSessionView extends LightElement {
       this.terminalCode = "ready";
     } catch {
       this.terminalCode = "failed";
+      return;
     }
+    // The session was opened while the terminal's code loaded: the focus waits on its panel (see
+    // focusTab) and moves into the terminal now, unless the person moved it elsewhere meanwhile.
+    await this.updateComplete;
+    if (this.tab === "terminal" && document.activeElement === this.querySelector(".terminal-panel")) this.focusTab();
   }
 
+  /**
+   * Keeps the focus where the person works once a session or tab opens: the terminal or the composer,
+   * every time. Before the terminal exists, its panel takes the focus, so keys meant for the list never
+   * stay in the list on one open and reach the agent on the next.
+   */
   private focusTab(): void {
     if (this.tab === "terminal") {
-      (this.querySelector("sa-terminal") as (HTMLElement & { focusTerminal(): void }) | null)?.focusTerminal?.();
+      this.querySelector<HTMLElement>(".terminal-panel")?.focus({ preventScroll: true });
+      (this.querySelector("sa-terminal") as (HTMLElement & { focusTerminal(): void }) | null)?.focusTerminal();
     } else {
       this.querySelector<HTMLTextAreaElement>("sa-chat-composer textarea")?.focus({ preventScroll: true });
     }

@@ -26,6 +26,13 @@ const NARROW_WIDTH_PX = 520;
 const RESIZE_SETTLE_MS = 80;
 /** A hidden tab lets go of its terminal after this long (browsers allow few connections per host). */
 const HIDDEN_DETACH_MS = 60_000;
+/**
+ * Output written this soon after an attachment's history is the redraw of the screen, not new lines:
+ * it does not make the scrollback stale.
+ */
+const ATTACH_REDRAW_MS = 500;
+/** A finger dragging the terminal down by this many pixels is scrolling back. */
+const TOUCH_SCROLL_PX = 12;
 /** Keystroke-to-echo samples kept (the benchmark reads them; the status line shows their median). */
 const MAX_ECHO_SAMPLES = 500;
 /** Output arriving later than this after a key press is not counted as that key's echo. */
@@ -67,6 +74,18 @@ export class SaTerminal extends LightElement {
   readonly echoSamples: number[] = [];
 
   private term: Terminal | undefined;
+  /** A focus request that came before the terminal existed. */
+  private focusWhenReady = false;
+  /**
+   * Line feeds written since the attachment's history (after its redraw). tmux draws a burst of output
+   * as a redraw of the screen, so the lines in between never reach this terminal's scrollback; once
+   * there are any, scrolling back first reads the pane's history again (`refreshScrollback`).
+   */
+  private linesSinceHistory = 0;
+  private historyAt = 0;
+  /** A scrollback refresh is under way: the next attachment returns to the same scroll position. */
+  private refreshing = false;
+  private touchY: number | undefined;
   private fit: FitAddon | undefined;
   private conn: TerminalConnection | undefined;
   private readonly disposables: IDisposable[] = [];
@@ -88,14 +107,24 @@ export class SaTerminal extends LightElement {
     return lines.join("\n");
   }
 
+  /** How many lines above the bottom the view is scrolled (0: following the output). */
+  linesScrolledBack(): number {
+    const buffer = this.term?.buffer.active;
+    return buffer ? buffer.baseY - buffer.viewportY : 0;
+  }
+
   /** The terminal's size in cells (the window's size when another client sets it). */
   terminalSize(): CellSize {
     return { cols: this.term?.cols ?? 0, rows: this.term?.rows ?? 0 };
   }
 
-  /** Moves the keyboard focus into the terminal. */
+  /**
+   * Moves the keyboard focus into the terminal; asked before the terminal exists (it is set up after
+   * the first render), it moves there once it does, unless the focus went elsewhere meanwhile.
+   */
   focusTerminal(): void {
-    this.term?.focus();
+    if (this.term) this.term.focus();
+    else this.focusWhenReady = true;
   }
 
   override connectedCallback(): void {
@@ -112,6 +141,7 @@ export class SaTerminal extends LightElement {
     this.resizeObserver = undefined;
     if (this.ticker !== undefined) clearInterval(this.ticker);
     for (const d of this.disposables.splice(0)) d.dispose();
+    this.refreshing = false;
     this.term?.dispose();
     this.term = undefined;
   }
@@ -148,6 +178,11 @@ export class SaTerminal extends LightElement {
     term.open(host);
     this.term = term;
     this.fit = fit;
+    if (this.focusWhenReady) {
+      this.focusWhenReady = false;
+      const at = document.activeElement;
+      if (!at || at === document.body || this.contains(at) || this.closest(".tab-panel") === at) term.focus();
+    }
     this.disposables.push(
       term.onData((data) => this.typeText(data)),
       term.onBinary((data) => this.typeBytes(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff))),
@@ -160,6 +195,40 @@ export class SaTerminal extends LightElement {
       term.parser.registerCsiHandler({ prefix: "?", final: "l" }, (params) => isOnlyAltScreen(params)),
     );
     term.attachCustomKeyEventHandler((e) => this.onTerminalKey(e));
+    this.disposables.push(
+      term.onLineFeed(() => {
+        if (performance.now() - this.historyAt > ATTACH_REDRAW_MS) this.linesSinceHistory++;
+      }),
+    );
+    // Captured: the terminal's own scrolling handles these events and stops them there.
+    this.listen(
+      host,
+      "wheel",
+      (e) => {
+        if ((e as WheelEvent).deltaY < 0) this.refreshScrollback();
+      },
+      true,
+    );
+    this.listen(
+      host,
+      "touchstart",
+      (e) => {
+        this.touchY = (e as TouchEvent).touches[0]?.clientY;
+      },
+      true,
+    );
+    this.listen(
+      host,
+      "touchmove",
+      (e) => {
+        const y = (e as TouchEvent).touches[0]?.clientY;
+        if (this.touchY !== undefined && y !== undefined && y - this.touchY > TOUCH_SCROLL_PX) {
+          this.touchY = undefined;
+          this.refreshScrollback();
+        }
+      },
+      true,
+    );
     host.addEventListener("keydown", this.onKeyDownCapture, { capture: true });
     this.cleanups.push(() => host.removeEventListener("keydown", this.onKeyDownCapture, { capture: true }));
     this.resizeObserver = new ResizeObserver(() => this.scheduleFit());
@@ -320,6 +389,10 @@ export class SaTerminal extends LightElement {
         attached: ({ history, screenLines, windowSize, sizeOwner }) => {
           // A new attachment redraws everything: the pane's history becomes the scrollback and the live
           // output draws the screen, so nothing from an earlier attachment is shown twice.
+          // Where a refreshing view is scrolled to now, counted from the bottom.
+          const old = term.buffer.active;
+          const scrolledUp = this.refreshing && old.type === "normal" ? old.baseY - old.viewportY : 0;
+          this.refreshing = false;
           term.reset();
           this.applyWindow(windowSize, sizeOwner);
           if (screenLines > 0) {
@@ -329,6 +402,10 @@ export class SaTerminal extends LightElement {
           } else if (history.length > 0) {
             term.write(history);
           }
+          this.linesSinceHistory = 0;
+          this.historyAt = performance.now();
+          // Back to where the person was scrolling, counted from the bottom, now with every line.
+          if (scrolledUp > 0) term.write("", () => term.scrollLines(-scrolledUp));
           // The page may have changed size while attaching (a bar appearing, a rotation): ask again
           // for the size it has now if that is not the window's.
           this.requested = windowSize;
@@ -451,6 +528,7 @@ export class SaTerminal extends LightElement {
       return false;
     }
     if (e.ctrlKey && e.shiftKey && (e.key === "V" || e.key === "v")) return false;
+    if (e.shiftKey && e.key === "PageUp") this.refreshScrollback();
     return true;
   }
 
@@ -519,9 +597,27 @@ export class SaTerminal extends LightElement {
     if (!this.conn && this.term) this.startConnection();
   }
 
-  private listen(target: EventTarget, type: string, handler: (e: Event) => void): void {
-    target.addEventListener(type, handler);
-    this.cleanups.push(() => target.removeEventListener(type, handler));
+  /**
+   * Scrolling back (wheel, Shift+PageUp, a finger) after new lines arrived: the scrollback may miss
+   * lines tmux skipped in a redraw, so the terminal attaches again, which writes the pane's history
+   * whole, then returns to the same distance from the bottom. Only in the normal buffer (full-screen
+   * programs keep no scrollback), when scrolling starts from the bottom, and once per burst of output.
+   */
+  private refreshScrollback(): void {
+    const term = this.term;
+    if (!term || !this.conn || this.refreshing || this.linesSinceHistory === 0) return;
+    const b = term.buffer.active;
+    // Only a start of scrolling back from the bottom: further scrolling reads what is there.
+    if (this.connection.kind !== "attached" || b.type !== "normal" || b.viewportY !== b.baseY) return;
+    this.linesSinceHistory = 0;
+    // The view scrolls on meanwhile through the old lines; where it is when the history comes counts.
+    this.refreshing = true;
+    this.conn.reattach();
+  }
+
+  private listen(target: EventTarget, type: string, handler: (e: Event) => void, capture = false): void {
+    target.addEventListener(type, handler, { capture, passive: true });
+    this.cleanups.push(() => target.removeEventListener(type, handler, { capture }));
   }
 }
 
