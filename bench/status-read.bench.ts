@@ -77,6 +77,7 @@ function context(home: string): AgentContext {
     sessionName: "bench",
     sessionCreated: 0,
     sessionActivity: 0,
+    windowActivity: 0,
     panePid: PID - 1,
     paneCurrentCommand: "claude",
     paneCurrentPath: CWD,

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
+import * as pty from "node-pty";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionOrigin, SessionType } from "../../gen/staragent/v1/session_pb.js";
 import { WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
@@ -96,6 +97,35 @@ describe("Machine over a private tmux server", () => {
   it("lists nothing when no tmux server runs", async () => {
     expect(await machine.listSessions()).toEqual([]);
   });
+
+  it("reports the pane's last output as the last activity, not a viewer attaching", async () => {
+    await tmux.run("new-session", "-d", "-s", "quiet", "-x", "80", "-y", "24", "sleep 600");
+    const times = async () => {
+      const [window = "", session = ""] = (
+        await tmux.run("display-message", "-p", "-t", "=quiet:", "#{window_activity} #{session_activity}")
+      )
+        .trim()
+        .split(" ");
+      return { window: Number(window), session: Number(session) };
+    };
+    const created = await times();
+    // A viewer attaches in a later ten-second step: tmux moves the session's activity, not the window's.
+    await waitFor(() => Math.floor(Date.now() / 10_000) > Math.floor(created.session / 10), "the next step", 12_000);
+    const viewer = pty.spawn("tmux", tmux.client.argv(["attach-session", "-t", "=quiet"]), {
+      cols: 80,
+      rows: 24,
+      env: { ...tmux.client.environment, TERM: "xterm-256color" },
+    });
+    try {
+      await waitFor(async () => (await times()).session > created.session, "tmux to see the viewer");
+      const now = await times();
+      expect(now.window).toBe(created.window);
+      const session = await machine.getSession("quiet");
+      expect(Number(session.lastActivityTime?.seconds)).toBe(created.window - (created.window % 10));
+    } finally {
+      viewer.kill();
+    }
+  }, 20_000);
 
   it("tells created, unmanaged and system sessions apart", async () => {
     await machine.createSession({ sessionId: "made", cwd, command: ["sleep", "600"] });

@@ -8,6 +8,12 @@ import type { SessionMarks } from "./store/session-marks.js";
 import type { TmuxClient } from "./tmux/client.js";
 import { activePanes, listPanes, type PaneInfo, paneStamp } from "./tmux/panes.js";
 
+/**
+ * A session's last activity is reported to this many seconds: enough for "active 2 min ago", and a
+ * pane printing all the time changes its Session (and every watcher's stream) at most this often.
+ */
+const ACTIVITY_STEP_S = 10;
+
 /** A machine's sessions by tmux name, ordered by name. */
 export type SessionMap = Map<string, Session>;
 
@@ -116,10 +122,14 @@ export class SessionModel {
     }
     // The same pane, observation, origin and status time make the same Session: reuse it, so an
     // unchanged session costs neither a new message nor a deep comparison in the fan-out.
-    const key = `${paneStamp(pane)}\0${origin}\0${status}\0${since.since.getTime()}`;
+    // Output moves the window's activity every second; the Session follows it in ACTIVITY_STEP_S steps.
+    const activityS = pane.windowActivity - (pane.windowActivity % ACTIVITY_STEP_S);
+    const key = `${paneStamp(pane)}\0${origin}\0${status}\0${since.since.getTime()}\0${activityS}`;
     const cached = this.sessionCache.get(name);
     if (cached && cached.key === key && cached.observation === observation) return cached.session;
-    const activityMs = Math.max(pane.sessionActivity * 1000, observation?.lastActivity?.getTime() ?? 0);
+    // The pane's last output, or the CLI's log, whichever is newer; not tmux's session activity, which
+    // attaching a viewer or pressing a key moves though the agent did nothing.
+    const activityMs = Math.max(activityS * 1000, observation?.lastActivity?.getTime() ?? 0);
     const session = create(SessionSchema, {
       name: sessionResourceName(this.options.nodeName, name),
       node: this.options.nodeName,

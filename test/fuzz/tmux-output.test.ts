@@ -50,6 +50,7 @@ function paneValues(r: Random): Record<string, string> {
     cursor_x: number(),
     cursor_y: number(),
     pane_title: r.text(60),
+    window_activity: number(),
   };
 }
 
@@ -59,6 +60,7 @@ const NUMERIC: ReadonlyArray<keyof PaneInfo> = [
   "sessionActivity",
   "windowWidth",
   "windowHeight",
+  "windowActivity",
   "panePid",
   "historySize",
   "cursorX",

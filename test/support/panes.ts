@@ -11,6 +11,7 @@ export function testPane(overrides: Partial<PaneInfo> = {}): PaneInfo {
     sessionCreated: 1_700_000_000,
     sessionAttached: 0,
     sessionActivity: 1_700_000_100,
+    windowActivity: 1_700_000_200,
     sessionOrigin: "created",
     windowId: "@1",
     windowActive: true,

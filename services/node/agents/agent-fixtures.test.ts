@@ -88,6 +88,7 @@ function makeContext(options: {
     sessionName: "agent",
     sessionCreated: Math.floor(options.processStart.getTime() / 1000),
     sessionActivity: Math.floor(Date.now() / 1000),
+    windowActivity: Math.floor(Date.now() / 1000),
     panePid: pid - 1,
     paneCurrentCommand: argv[0] ?? "",
     paneCurrentPath: options.cwd,

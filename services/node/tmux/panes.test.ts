@@ -19,6 +19,7 @@ const NUMBERS = Object.fromEntries(
     "history_size",
     "cursor_x",
     "cursor_y",
+    "window_activity",
   ].map((f) => [f, "0"]),
 );
 
@@ -50,6 +51,7 @@ describe("parsePanes", () => {
       cursor_x: "3",
       cursor_y: "7",
       pane_title: `left${ODD}right`,
+      window_activity: "1700000200",
     })}`;
     const [pane] = parsePanes(text, format);
     expect(pane).toEqual({
@@ -58,6 +60,7 @@ describe("parsePanes", () => {
       sessionCreated: 1700000000,
       sessionAttached: 2,
       sessionActivity: 1700000100,
+      windowActivity: 1700000200,
       sessionOrigin: "created",
       windowId: "@3",
       windowActive: true,

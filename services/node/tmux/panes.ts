@@ -19,6 +19,8 @@ export interface PaneInfo {
   readonly windowActive: boolean;
   readonly windowWidth: number;
   readonly windowHeight: number;
+  /** Seconds since the epoch: the window's last output (tmux's `window_activity`). */
+  readonly windowActivity: number;
   readonly paneId: string;
   readonly paneActive: boolean;
   readonly panePid: number;
@@ -56,6 +58,7 @@ const PANE_FIELDS = [
   "cursor_x",
   "cursor_y",
   "pane_title",
+  "window_activity",
 ] as const;
 
 /** The number of values a pane record holds. */
@@ -76,7 +79,7 @@ const FIELD_FORMATS: Partial<Record<(typeof PANE_FIELDS)[number], string>> = {
 };
 
 /** Fields tmux always prints as whole numbers; a record with anything else there is skipped. */
-const NUMERIC_FIELDS = [2, 3, 4, 8, 9, 12, 17, 18, 19] as const;
+const NUMERIC_FIELDS = [2, 3, 4, 8, 9, 12, 17, 18, 19, 21] as const;
 
 /**
  * Parses `list-panes -a -F format.format` output. Malformed records (cut, foreign, or with anything
@@ -97,6 +100,7 @@ export function parsePanes(output: string, format: RecordFormat): PaneInfo[] {
       windowActive: f[7] === "1",
       windowWidth: Number(f[8]),
       windowHeight: Number(f[9]),
+      windowActivity: Number(f[21]),
       paneId: f[10] ?? "",
       paneActive: f[11] === "1",
       panePid: Number(f[12]),
