@@ -26,6 +26,15 @@ export function validateSessionName(value: string, field: string): void {
   }
 }
 
+/**
+ * Why no call can name the tmux session `session` (undefined when one can): the sentence a Session's
+ * `unmanageable_reason` and the refusal of such a name both give.
+ */
+export function sessionNameProblem(session: string): string | undefined {
+  if (SESSION_NAME_PATTERN.test(session)) return undefined;
+  return "StarAgent reaches only sessions named with letters, digits, '_' and '-' (1 to 64 characters); a tmux session named otherwise is listed but not managed: rename it in tmux (tmux rename-session) to manage it";
+}
+
 /** The parts of a session resource name `nodes/{node}/sessions/{session}`. */
 export interface SessionName {
   readonly node: string;
@@ -45,9 +54,10 @@ export function parseSessionName(value: string, field = "name"): SessionName {
       Code.InvalidArgument,
     );
   }
-  if (!SESSION_NAME_PATTERN.test(match[2])) {
+  const problem = sessionNameProblem(match[2]);
+  if (problem !== undefined) {
     throw new ConnectError(
-      `${field}: ${JSON.stringify(truncate(value))} cannot be addressed: StarAgent reaches only sessions named with letters, digits, '_' and '-' (1 to 64 characters); a tmux session named otherwise is listed but not managed: rename it in tmux (tmux rename-session) to manage it`,
+      `${field}: ${JSON.stringify(truncate(value))} cannot be addressed: ${problem}`,
       Code.InvalidArgument,
     );
   }

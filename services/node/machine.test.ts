@@ -140,6 +140,17 @@ describe("Machine over a private tmux server", () => {
     expect(sessions[1]?.cwd).toBe(cwd);
   });
 
+  it("lists a session no call can name with the reason and what to do, and every other one without", async () => {
+    await tmux.run("new-session", "-d", "-s", "odd name", "sleep 600");
+    await tmux.run("new-session", "-d", "-s", "plain-name", "sleep 600");
+    const sessions = await machine.listSessions();
+    expect(sessions.map((s) => [s.tmuxSession, s.unmanageableReason !== ""])).toEqual([
+      ["odd name", true],
+      ["plain-name", false],
+    ]);
+    expect(sessions[0]?.unmanageableReason).toMatch(/rename it in tmux \(tmux rename-session\)/);
+  });
+
   it("remembers an adoption only for the tmux session adopted, not a later one of the same name", async () => {
     await tmux.run("new-session", "-d", "-s", "reused", "sleep 600");
     expect((await machine.adoptSession("reused")).origin).toBe(SessionOrigin.ADOPTED);

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Cli, type Session, SessionOrigin, SessionSchema, SessionType } from "../../gen/staragent/v1/session_pb.js";
-import { SYSTEM_SESSION_NAMES, sessionResourceName } from "../common/resource-names.js";
+import { SYSTEM_SESSION_NAMES, sessionNameProblem, sessionResourceName } from "../common/resource-names.js";
 import { ModelReads } from "./model-reads.js";
 import type { SessionInspector, SessionObservation } from "./status/observation.js";
 import type { SessionMarks } from "./store/session-marks.js";
@@ -149,6 +149,7 @@ export class SessionModel {
       statusChangeTime: timestampFromDate(since.since),
       attachedClients: pane.sessionAttached,
       paneTitle: pane.paneTitle,
+      unmanageableReason: sessionNameProblem(name) ?? "",
       windowSize: { cols: pane.windowWidth, rows: pane.windowHeight },
       chatRevision: observation?.chatRevision ?? "",
       statusDetail: observation?.detail ?? "",

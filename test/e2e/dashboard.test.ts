@@ -151,6 +151,29 @@ describe("the dashboard against a real Hub", () => {
   );
 
   it(
+    "says up front that a session named otherwise than resource names allow cannot be managed, and how to rename it",
+    async () => {
+      await tmuxSession(f.tmux, "odd 'name'", f.dir, "sleep", "600");
+      const v = await page();
+      await f.login(v.page, "/?q=odd");
+      const row = sessionRow(v.page, "nodes/local/sessions/odd 'name'");
+      await row.locator(".tag", { hasText: "rename in tmux to manage" }).waitFor();
+      await row.locator("a").click();
+      const note = v.page.locator("sa-session-view .unmanageable");
+      await note.waitFor();
+      expect(await note.locator("h2").textContent()).toBe("StarAgent cannot manage this session");
+      expect(await note.locator("code").textContent()).toBe(
+        String.raw`tmux rename-session -t '=odd '\''name'\''' odd-name`,
+      );
+      expect(await v.page.locator("sa-session-view sa-terminal, sa-session-view sa-chat-view").count()).toBe(0);
+      expect(await v.page.locator("sa-session-view .stop-button").count()).toBe(0);
+      expect(await v.page.locator("sa-session-view nav.tabs").count()).toBe(0);
+      await f.tmux.run("kill-session", "-t", "=odd 'name'");
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     "shows working → review → idle live in two tabs, with the review count in the title; opening the session marks it seen",
     async () => {
       const name = "nodes/local/sessions/live-agent";

@@ -280,6 +280,7 @@ export class SaSessionList extends LightElement {
           <span class="row-cli">${cliName(s.cli)}</span>
           <span class="row-cwd" title=${s.cwd}><bdi>${s.cwd}</bdi></span>
           ${s.nodeUnreachable ? html`<span class="tag tag-offline">unreachable</span>` : nothing}
+          ${s.unmanageableReason !== "" ? html`<span class="tag tag-offline" title=${s.unmanageableReason}>rename in tmux to manage</span>` : nothing}
           ${s.origin !== SessionOrigin.CREATED && s.type !== SessionType.SYSTEM ? html`<span class="tag">${originText(s.origin)}</span>` : nothing}
         </span>
       </a>

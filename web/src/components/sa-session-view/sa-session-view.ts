@@ -19,6 +19,20 @@ import { cliName, originText, reasonText, relativeTime, statusLook, stopPolicy }
 import { StoreController } from "../../state/store-controller.js";
 import { emit, LightElement } from "../base/light-element.js";
 
+/** `text` as one shell word, for a command shown to be copied. */
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
+}
+
+/** A name a session could be renamed to so StarAgent can manage it: its other characters become '-'. */
+function suggestedName(name: string): string {
+  const clean = name
+    .replace(/[^A-Za-z0-9_-]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 64);
+  return clean === "" ? "my-session" : clean;
+}
+
 /**
  * One session: its status and what it waits for, its live terminal and its chat (tabs), and Stop when
  * allowed. Opening a session whose finished turn is unseen marks it seen, but only while the page is
@@ -96,7 +110,7 @@ export class SaSessionView extends LightElement {
         </div>`;
     }
     const look = statusLook(s.status);
-    const stop = stopPolicy(s);
+    const stop = s.unmanageableReason === "" ? stopPolicy(s) : "never";
     const time = s.lastActivityTime ? timestampDate(s.lastActivityTime) : undefined;
     return html`
       <div class="session-header">
@@ -114,10 +128,14 @@ export class SaSessionView extends LightElement {
           ${s.nodeUnreachable ? html`<span class="tag tag-offline">node unreachable</span>` : nothing}
         </p>
         <div class="session-bar">
-          <nav class="tabs" aria-label="Session views">
-            <a href=${sessionPath(s.node, s.tmuxSession)} data-route aria-current=${this.tab === "terminal" ? "page" : "false"}>Terminal</a>
-            <a href=${sessionPath(s.node, s.tmuxSession, "chat")} data-route aria-current=${this.tab === "chat" ? "page" : "false"}>Chat</a>
-          </nav>
+          ${
+            s.unmanageableReason !== ""
+              ? nothing
+              : html`<nav class="tabs" aria-label="Session views">
+                  <a href=${sessionPath(s.node, s.tmuxSession)} data-route aria-current=${this.tab === "terminal" ? "page" : "false"}>Terminal</a>
+                  <a href=${sessionPath(s.node, s.tmuxSession, "chat")} data-route aria-current=${this.tab === "chat" ? "page" : "false"}>Chat</a>
+                </nav>`
+          }
           <span class="spacer"></span>
           ${
             stop === "never"
@@ -126,6 +144,20 @@ export class SaSessionView extends LightElement {
           }
         </div>
       </div>
+      ${
+        s.unmanageableReason !== ""
+          ? html`<div class="session-body"><div class="empty-state unmanageable" role="note">
+              <h2>StarAgent cannot manage this session</h2>
+              <p>${s.unmanageableReason}.</p>
+              <p>For example: <code>tmux rename-session -t ${shellQuote(`=${s.tmuxSession}`)} ${suggestedName(s.tmuxSession)}</code></p>
+            </div></div>`
+          : this.renderBody(s)
+      }
+    `;
+  }
+
+  private renderBody(s: Session) {
+    return html`
       <div class="session-body">
         <div class="tab-panel terminal-panel" tabindex="-1" ?hidden=${this.tab !== "terminal"}>
           ${this.mounted.has("terminal") ? this.renderTerminal(s) : nothing}
@@ -188,7 +220,7 @@ export class SaSessionView extends LightElement {
   private maybeMarkSeen(): void {
     const s = this.session;
     const app = this.app;
-    if (!s || !app || s.nodeUnreachable) return;
+    if (!s || !app || s.nodeUnreachable || s.unmanageableReason !== "") return;
     if (s.status !== SessionStatus.REVIEW || s.statusReason !== StatusReason.UNSEEN_COMPLETION || !s.completionId)
       return;
     if (!pageIsVisible()) return;
