@@ -1,6 +1,6 @@
 import type { BrowserContextOptions, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Session, SessionStatus } from "../../gen/staragent/v1/session_pb.js";
+import { type Session, SessionStatus, StatusReason } from "../../gen/staragent/v1/session_pb.js";
 import { waitFor } from "../support/wait.js";
 import { axeViolations } from "./support/axe.js";
 import { OpenPages, PHONE, saveScreenshot, type TestPage } from "./support/browser.js";
@@ -168,7 +168,39 @@ describe("the dashboard against a real Hub", () => {
       expect(await v.page.locator("sa-session-view sa-terminal, sa-session-view sa-chat-view").count()).toBe(0);
       expect(await v.page.locator("sa-session-view .stop-button").count()).toBe(0);
       expect(await v.page.locator("sa-session-view nav.tabs").count()).toBe(0);
+      await saveScreenshot(v.page, "desktop-light-unmanageable");
       await f.tmux.run("kill-session", "-t", "=odd 'name'");
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "says in the chat when the agent waits for an answer on its screen, with the way to the terminal",
+    async () => {
+      const name = "nodes/local/sessions/asks";
+      await f.sessions.createSession({ parent: "nodes/local", sessionId: "asks", cwd: f.dir, command: ["claude"] });
+      const v = await page();
+      await f.login(v.page, "/sessions/local/asks/chat");
+      await waitFor(async () => (await status(name))?.statusReason !== undefined, "a settled session");
+      await f.typeLine("asks", "approve");
+      await waitFor(
+        async () => (await status(name))?.statusReason === StatusReason.INPUT_PROMPT,
+        "the approval prompt",
+        15_000,
+      );
+      const waiting = v.page.locator("sa-chat-view .chat-waiting");
+      await waiting.waitFor({ timeout: LIVE_WITHIN_MS });
+      const said = (await waiting.textContent())?.replace(/\s+/g, " ").trim();
+      // The question, then (on a line of its own) where to answer it.
+      expect(said).toMatch(
+        /^◆ Asks for approval: Do you want to proceed\? ?The agent waits for your answer on its screen: answer in the Terminal\.$/,
+      );
+      await saveScreenshot(v.page, "desktop-light-chat-waiting");
+      await waiting.locator("a", { hasText: "answer in the Terminal" }).click();
+      await waitForTerminal(v.page);
+      await f.typeLine("asks", "n");
+      await waiting.waitFor({ state: "detached", timeout: 15_000 });
+      await f.sessions.stopSession({ name });
     },
     TEST_TIMEOUT_MS,
   );

@@ -8,11 +8,14 @@ import {
   ChatMessageSource,
   ChatRole,
   type Session,
+  SessionStatus,
   SessionType,
+  StatusReason,
 } from "../../../../gen/staragent/v1/session_pb.js";
 import { describeError, isCancelled } from "../../api/errors.js";
 import { type AppServices, appContext } from "../../state/app-context.js";
-import { cliName } from "../../state/session-labels.js";
+import { sessionPath } from "../../state/routes.js";
+import { cliName, reasonText } from "../../state/session-labels.js";
 import { linkify } from "../../util/linkify.js";
 import { LightElement } from "../base/light-element.js";
 
@@ -125,6 +128,15 @@ export class SaChatView extends LightElement {
       ${
         this.unseenBelow
           ? html`<button class="new-below" @click=${() => this.scrollToEnd()}>New messages <span aria-hidden="true">↓</span></button>`
+          : nothing
+      }
+      ${
+        s.status === SessionStatus.REVIEW && s.statusReason === StatusReason.INPUT_PROMPT
+          ? html`<p class="chat-waiting" role="status">
+              <span class="glyph" aria-hidden="true">◆</span>
+              <span><strong>${reasonText(s)}</strong><br />The agent waits for your answer on its screen:
+              <a href=${sessionPath(s.node, s.tmuxSession)} data-route>answer in the Terminal</a>.</span>
+            </p>`
           : nothing
       }
       <sa-chat-composer .sessionName=${s.name} .disabledReason=${""}></sa-chat-composer>`;
