@@ -5,7 +5,7 @@ import { warnIfCleartextBeyondLoopback } from "../common/cleartext-warning.js";
 import { DEFAULT_HOST, DEFAULT_NODE_PORT, readEnvironment } from "../common/config.js";
 import { createLogger, parseLogLevel } from "../common/log.js";
 import { LOCAL_NODE_ID, NODE_ID_PATTERN } from "../common/resource-names.js";
-import { parsePort, tuneServerHeap, waitForSignal } from "../common/server-process.js";
+import { parsePort, waitForSignal } from "../common/server-process.js";
 import { readServerTls } from "../common/tls-files.js";
 import { checkToken, loadOrCreateToken } from "../common/tokens.js";
 import { createMachine } from "./create-machine.js";
@@ -32,7 +32,6 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
     process.stdout.write(NODE_HELP);
     return;
   }
-  tuneServerHeap();
   const config = readEnvironment(env);
   const name = values.name ?? defaultNodeName(hostname());
   if (!NODE_ID_PATTERN.test(name) || name === LOCAL_NODE_ID) {
