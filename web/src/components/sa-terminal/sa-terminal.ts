@@ -601,14 +601,17 @@ export class SaTerminal extends LightElement {
    * Scrolling back (wheel, Shift+PageUp, a finger) after new lines arrived: the scrollback may miss
    * lines tmux skipped in a redraw, so the terminal attaches again, which writes the pane's history
    * whole, then returns to the same distance from the bottom. Only in the normal buffer (full-screen
-   * programs keep no scrollback), when scrolling starts from the bottom, and once per burst of output.
+   * programs keep no scrollback), without mouse reporting, when scrolling starts from the bottom, and
+   * once per burst of output.
    */
   private refreshScrollback(): void {
     const term = this.term;
     if (!term || !this.conn || this.refreshing || this.linesSinceHistory === 0) return;
     const b = term.buffer.active;
-    // Only a start of scrolling back from the bottom: further scrolling reads what is there.
+    // Only a start of scrolling back from the bottom: further scrolling reads what is there. With mouse
+    // reporting on (tmux's `mouse`, a full-screen program) the wheel goes to the program, not here.
     if (this.connection.kind !== "attached" || b.type !== "normal" || b.viewportY !== b.baseY) return;
+    if (term.modes.mouseTrackingMode !== "none") return;
     this.linesSinceHistory = 0;
     // The view scrolls on meanwhile through the old lines; where it is when the history comes counts.
     this.refreshing = true;
