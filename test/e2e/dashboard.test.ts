@@ -96,56 +96,61 @@ describe("the dashboard against a real Hub", () => {
       for (const id of ["kb-one", "kb-two"]) {
         await f.sessions.createSession({ parent: "nodes/local", sessionId: id, cwd: f.dir, command: shell });
       }
-      const v = await page();
-      const focusedIn = () =>
-        v.page.evaluate(() => {
-          const at = document.activeElement;
-          if (at?.closest("sa-terminal"))
-            return `terminal:${document.querySelector("sa-session-view h1")?.textContent}`;
-          return at?.closest<HTMLElement>(".row-session")?.dataset.key ?? at?.tagName ?? "none";
-        });
-      // A fresh page: the terminal's code is not loaded yet when the first session opens.
-      await f.login(v.page, "/?q=kb-");
-      await sessionRow(v.page, "nodes/local/sessions/kb-two").waitFor();
-      await v.page.locator("sa-session-list .list-search").focus();
-      await v.page.keyboard.press("ArrowDown");
-      let seen = "";
-      await waitFor(
-        async () => {
-          seen = `${await focusedIn()} among ${await v.page.locator("sa-session-list .row-session").evaluateAll((r) => r.map((e) => (e as HTMLElement).dataset.key))}`;
-          return seen.startsWith("nodes/local/sessions/kb-one ");
-        },
-        () => `the focus on kb-one's row (at ${seen})`,
-      );
-      await v.page.keyboard.press("Enter");
-      await waitForTerminal(v.page);
-      await waitFor(async () => (await focusedIn()) === "terminal:Session kb-one", "the focus in kb-one's terminal");
-      // The ring shows where the keys go.
-      const ring = await v.page.locator("sa-terminal .term-scroll").evaluate((el) => getComputedStyle(el).boxShadow);
-      expect(ring).toContain("inset");
-      await v.page.keyboard.type("echo one-$((1+1))");
-      await v.page.keyboard.press("Enter");
-      await paneText(f.tmux, "kb-one", (t) => t.includes("\none-2"), "the keys in kb-one");
-      // Back in the list by keyboard the second open behaves the same.
-      await v.page.locator('sa-session-list .row-session[data-key="nodes/local/sessions/kb-two"] a').focus();
-      await v.page.keyboard.press("Enter");
-      await waitFor(async () => (await focusedIn()) === "terminal:Session kb-two", "the focus in kb-two's terminal");
-      await v.page.keyboard.type("echo two-$((1+1))");
-      await v.page.keyboard.press("Enter");
-      await paneText(f.tmux, "kb-two", (t) => t.includes("\ntwo-2"), "the keys in kb-two");
-      expect(await paneText(f.tmux, "kb-one", () => true, "kb-one's pane")).not.toContain("two-");
+      try {
+        const v = await page();
+        const focusedIn = () =>
+          v.page.evaluate(() => {
+            const at = document.activeElement;
+            if (at?.closest("sa-terminal"))
+              return `terminal:${document.querySelector("sa-session-view h1")?.textContent}`;
+            return at?.closest<HTMLElement>(".row-session")?.dataset.key ?? at?.tagName ?? "none";
+          });
+        // A fresh page: the terminal's code is not loaded yet when the first session opens.
+        await f.login(v.page, "/?q=kb-");
+        await sessionRow(v.page, "nodes/local/sessions/kb-two").waitFor();
+        await v.page.locator("sa-session-list .list-search").focus();
+        await v.page.keyboard.press("ArrowDown");
+        let seen = "";
+        await waitFor(
+          async () => {
+            seen = `${await focusedIn()} among ${await v.page.locator("sa-session-list .row-session").evaluateAll((r) => r.map((e) => (e as HTMLElement).dataset.key))}`;
+            return seen.startsWith("nodes/local/sessions/kb-one ");
+          },
+          () => `the focus on kb-one's row (at ${seen})`,
+        );
+        await v.page.keyboard.press("Enter");
+        await waitForTerminal(v.page);
+        await waitFor(async () => (await focusedIn()) === "terminal:Session kb-one", "the focus in kb-one's terminal");
+        // The ring shows where the keys go.
+        const ring = await v.page.locator("sa-terminal .term-scroll").evaluate((el) => getComputedStyle(el).boxShadow);
+        expect(ring).toContain("inset");
+        await v.page.keyboard.type("echo one-$((1+1))");
+        await v.page.keyboard.press("Enter");
+        await paneText(f.tmux, "kb-one", (t) => t.includes("\none-2"), "the keys in kb-one");
+        // Back in the list by keyboard the second open behaves the same.
+        await v.page.locator('sa-session-list .row-session[data-key="nodes/local/sessions/kb-two"] a').focus();
+        await v.page.keyboard.press("Enter");
+        await waitFor(async () => (await focusedIn()) === "terminal:Session kb-two", "the focus in kb-two's terminal");
+        await v.page.keyboard.type("echo two-$((1+1))");
+        await v.page.keyboard.press("Enter");
+        await paneText(f.tmux, "kb-two", (t) => t.includes("\ntwo-2"), "the keys in kb-two");
+        expect(await paneText(f.tmux, "kb-one", () => true, "kb-one's pane")).not.toContain("two-");
 
-      // A focused row that leaves the list hands the focus to the row that takes its place.
-      await v.page.locator('sa-session-list .row-session[data-key="nodes/local/sessions/kb-one"] a').focus();
-      await f.sessions.stopSession({ name: "nodes/local/sessions/kb-one" });
-      await waitFor(
-        async () => (await focusedIn()) === "nodes/local/sessions/kb-two",
-        "the focus on kb-two's row once kb-one is gone",
-      );
-      // kb-two is the only row left: ArrowUp keeps the focus on it.
-      await v.page.keyboard.press("ArrowUp");
-      await waitFor(async () => (await focusedIn()) === "nodes/local/sessions/kb-two", "the focus kept on kb-two");
-      await f.sessions.stopSession({ name: "nodes/local/sessions/kb-two" });
+        // A focused row that leaves the list hands the focus to the row that takes its place.
+        await v.page.locator('sa-session-list .row-session[data-key="nodes/local/sessions/kb-one"] a').focus();
+        await f.sessions.stopSession({ name: "nodes/local/sessions/kb-one" });
+        await waitFor(
+          async () => (await focusedIn()) === "nodes/local/sessions/kb-two",
+          "the focus on kb-two's row once kb-one is gone",
+        );
+        // kb-two is the only row left: ArrowUp keeps the focus on it.
+        await v.page.keyboard.press("ArrowUp");
+        await waitFor(async () => (await focusedIn()) === "nodes/local/sessions/kb-two", "the focus kept on kb-two");
+      } finally {
+        for (const id of ["kb-one", "kb-two"]) {
+          await f.sessions.stopSession({ name: `nodes/local/sessions/${id}` }).catch(() => undefined);
+        }
+      }
     },
     TEST_TIMEOUT_MS,
   );
@@ -154,22 +159,25 @@ describe("the dashboard against a real Hub", () => {
     "says up front that a session named otherwise than resource names allow cannot be managed, and how to rename it",
     async () => {
       await tmuxSession(f.tmux, "odd 'name'", f.dir, "sleep", "600");
-      const v = await page();
-      await f.login(v.page, "/?q=odd");
-      const row = sessionRow(v.page, "nodes/local/sessions/odd 'name'");
-      await row.locator(".tag", { hasText: "rename in tmux to manage" }).waitFor();
-      await row.locator("a").click();
-      const note = v.page.locator("sa-session-view .unmanageable");
-      await note.waitFor();
-      expect(await note.locator("h2").textContent()).toBe("StarAgent cannot manage this session");
-      expect(await note.locator("code").textContent()).toBe(
-        String.raw`tmux rename-session -t '=odd '\''name'\''' odd-name`,
-      );
-      expect(await v.page.locator("sa-session-view sa-terminal, sa-session-view sa-chat-view").count()).toBe(0);
-      expect(await v.page.locator("sa-session-view .stop-button").count()).toBe(0);
-      expect(await v.page.locator("sa-session-view nav.tabs").count()).toBe(0);
-      await saveScreenshot(v.page, "desktop-light-unmanageable");
-      await f.tmux.run("kill-session", "-t", "=odd 'name'");
+      try {
+        const v = await page();
+        await f.login(v.page, "/?q=odd");
+        const row = sessionRow(v.page, "nodes/local/sessions/odd 'name'");
+        await row.locator(".tag", { hasText: "rename in tmux to manage" }).waitFor();
+        await row.locator("a").click();
+        const note = v.page.locator("sa-session-view .unmanageable");
+        await note.waitFor();
+        expect(await note.locator("h2").textContent()).toBe("StarAgent cannot manage this session");
+        expect(await note.locator("code").textContent()).toBe(
+          String.raw`tmux rename-session -t '=odd '\''name'\''' odd-name`,
+        );
+        expect(await v.page.locator("sa-session-view sa-terminal, sa-session-view sa-chat-view").count()).toBe(0);
+        expect(await v.page.locator("sa-session-view .stop-button").count()).toBe(0);
+        expect(await v.page.locator("sa-session-view nav.tabs").count()).toBe(0);
+        await saveScreenshot(v.page, "desktop-light-unmanageable");
+      } finally {
+        await f.tmux.run("kill-session", "-t", "=odd 'name'").catch(() => undefined);
+      }
     },
     TEST_TIMEOUT_MS,
   );
@@ -179,28 +187,32 @@ describe("the dashboard against a real Hub", () => {
     async () => {
       const name = "nodes/local/sessions/asks";
       await f.sessions.createSession({ parent: "nodes/local", sessionId: "asks", cwd: f.dir, command: ["claude"] });
-      const v = await page();
-      await f.login(v.page, "/sessions/local/asks/chat");
-      await waitFor(async () => (await status(name))?.statusReason !== undefined, "a settled session");
-      await f.typeLine("asks", "approve");
-      await waitFor(
-        async () => (await status(name))?.statusReason === StatusReason.INPUT_PROMPT,
-        "the approval prompt",
-        15_000,
-      );
-      const waiting = v.page.locator("sa-chat-view .chat-waiting");
-      await waiting.waitFor({ timeout: LIVE_WITHIN_MS });
-      const said = (await waiting.textContent())?.replace(/\s+/g, " ").trim();
-      // The question, then (on a line of its own) where to answer it.
-      expect(said).toMatch(
-        /^◆ Asks for approval: Do you want to proceed\? ?The agent waits for your answer on its screen: answer in the Terminal\.$/,
-      );
-      await saveScreenshot(v.page, "desktop-light-chat-waiting");
-      await waiting.locator("a", { hasText: "answer in the Terminal" }).click();
-      await waitForTerminal(v.page);
-      await f.typeLine("asks", "n");
-      await waiting.waitFor({ state: "detached", timeout: 15_000 });
-      await f.sessions.stopSession({ name });
+      try {
+        const v = await page();
+        await f.login(v.page, "/sessions/local/asks/chat");
+        await waitFor(async () => (await status(name))?.statusReason !== undefined, "a settled session");
+        await f.typeLine("asks", "approve");
+        await waitFor(
+          async () => (await status(name))?.statusReason === StatusReason.INPUT_PROMPT,
+          "the approval prompt",
+          15_000,
+        );
+        const waiting = v.page.locator("sa-chat-view .chat-waiting");
+        await waiting.waitFor({ timeout: LIVE_WITHIN_MS });
+        const said = (await waiting.textContent())?.replace(/\s+/g, " ").trim();
+        // The question (the CLI's state file names it before the screen shows its words), then, on a
+        // line of its own, where to answer it.
+        expect(said).toMatch(
+          /^◆ Asks for approval: \S.* ?The agent waits for your answer on its screen: answer in the Terminal\.$/,
+        );
+        await saveScreenshot(v.page, "desktop-light-chat-waiting");
+        await waiting.locator("a", { hasText: "answer in the Terminal" }).click();
+        await waitForTerminal(v.page);
+        await f.typeLine("asks", "n");
+        await waiting.waitFor({ state: "detached", timeout: 15_000 });
+      } finally {
+        await f.sessions.stopSession({ name });
+      }
     },
     TEST_TIMEOUT_MS,
   );

@@ -68,9 +68,15 @@ describe("the terminal in the dashboard", () => {
       await v.page.mouse.wheel(0, -400);
       const burst = (text: string) => text.split("\n").filter((line) => /^burst-\d+$/.test(line.trimEnd()));
       // The history is written whole first, then the view returns to where the wheel took it.
+      let state = "";
       await waitFor(
-        async () => burst(await terminalText(v.page)).length === BURST_LINES && (await linesScrolledBack(v.page)) > 0,
-        "every line of the burst in the scrollback, and the view scrolled back",
+        async () => {
+          const lines = burst(await terminalText(v.page)).length;
+          const back = await linesScrolledBack(v.page);
+          state = `${lines} lines, ${back} scrolled back`;
+          return lines === BURST_LINES && back > 0;
+        },
+        () => `every line of the burst in the scrollback, and the view scrolled back (${state})`,
       );
       expect(burst(await terminalText(v.page)).map((l) => l.trimEnd())).toEqual(
         Array.from({ length: BURST_LINES }, (_, i) => `burst-${i + 1}`),

@@ -8,7 +8,13 @@ import { type TmuxArgument, TmuxClient, type TmuxRunOptions } from "../tmux/clie
 import { AttachmentManager } from "./attachment-manager.js";
 import { SIZE_POLL_INTERVAL_MS } from "./limits.js";
 import type { PtyAttachment } from "./pty-attachment.js";
-import { allSessionViewFormats, parseAllSessionViews, readAllSessionViews, readSessionView } from "./terminal-tmux.js";
+import {
+  allSessionViewFormats,
+  parseAllSessionViews,
+  readAllSessionViews,
+  readSessionView,
+  setIgnoreSize,
+} from "./terminal-tmux.js";
 
 /** A tmux client that notes every command it runs (its first word and whether it named a target). */
 class CountingTmux extends TmuxClient {
@@ -78,6 +84,15 @@ describe("readAllSessionViews", () => {
       statusLines: 1,
     });
     expect(views.get("plain")).toEqual({ clients: [], size: { cols: 80, rows: 24 }, statusLines: 0 });
+  });
+});
+
+describe("setIgnoreSize", () => {
+  it("passes over a client that has just gone, and still fails on anything else", async () => {
+    // An attachment ending while another starts: its tty is gone when the new one sets the flags.
+    await expect(setIgnoreSize(counting, "/dev/pts/999999", true)).resolves.toBeUndefined();
+    const nowhere = new TmuxClient({ socketName: tmux.socketName, tmuxPath: "/nonexistent/tmux" });
+    await expect(setIgnoreSize(nowhere, "/dev/pts/1", true)).rejects.toThrow(/cannot run/);
   });
 });
 

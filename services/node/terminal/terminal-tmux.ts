@@ -204,7 +204,13 @@ export async function captureHistory(tmux: TmuxClient, session: string, lines: n
 
 /** Sets whether a client counts for its window's size (`refresh-client -f [!]ignore-size`). */
 export async function setIgnoreSize(tmux: TmuxClient, tty: string, ignore: boolean): Promise<void> {
-  await tmux.run(["refresh-client", "-t", tty, "-f", ignore ? "ignore-size" : "!ignore-size"]);
+  try {
+    await tmux.run(["refresh-client", "-t", tty, "-f", ignore ? "ignore-size" : "!ignore-size"]);
+  } catch (err) {
+    // A client that has just gone (an attachment ending while another starts) has no size to keep.
+    if (err instanceof TmuxError && err.isNotFound) return;
+    throw err;
+  }
 }
 
 /**

@@ -26,13 +26,13 @@ const NARROW_WIDTH_PX = 520;
 const RESIZE_SETTLE_MS = 80;
 /** A hidden tab lets go of its terminal after this long (browsers allow few connections per host). */
 const HIDDEN_DETACH_MS = 60_000;
-/**
- * Output written this soon after an attachment's history is the redraw of the screen, not new lines:
- * it does not make the scrollback stale.
- */
-const ATTACH_REDRAW_MS = 500;
 /** A finger dragging the terminal down by this many pixels is scrolling back. */
 const TOUCH_SCROLL_PX = 12;
+/**
+ * Lines a wheel notch or a swipe scrolls back at least once a scrollback refresh has brought the
+ * history (before it, a burst drawn as a redraw may have left nothing to scroll to).
+ */
+const REFRESH_SCROLL_LINES = 3;
 /** Keystroke-to-echo samples kept (the benchmark reads them; the status line shows their median). */
 const MAX_ECHO_SAMPLES = 500;
 /** Output arriving later than this after a key press is not counted as that key's echo. */
@@ -77,14 +77,18 @@ export class SaTerminal extends LightElement {
   /** A focus request that came before the terminal existed. */
   private focusWhenReady = false;
   /**
-   * Line feeds written since the attachment's history (after its redraw). tmux draws a burst of output
-   * as a redraw of the screen, so the lines in between never reach this terminal's scrollback; once
-   * there are any, scrolling back first reads the pane's history again (`refreshScrollback`).
+   * Line feeds written since the attachment's history. tmux draws a burst of output as a redraw of the
+   * screen, so the lines in between never reach this terminal's scrollback. A redraw (the one that
+   * follows every attach among them) has fewer line feeds than the screen has rows; more than that
+   * means new output, and then scrolling back first reads the pane's history again
+   * (`refreshScrollback`).
    */
-  private linesSinceHistory = 0;
-  private historyAt = 0;
-  /** A scrollback refresh is under way: the next attachment returns to the same scroll position. */
-  private refreshing = false;
+  private lineFeedsSinceHistory = 0;
+  /**
+   * Lines back a scrollback refresh under way returns to at least (the gesture that started it); the
+   * view returns further if it was scrolled further meanwhile. Undefined: no refresh under way.
+   */
+  private refreshScroll: number | undefined;
   private touchY: number | undefined;
   private fit: FitAddon | undefined;
   private conn: TerminalConnection | undefined;
@@ -141,7 +145,7 @@ export class SaTerminal extends LightElement {
     this.resizeObserver = undefined;
     if (this.ticker !== undefined) clearInterval(this.ticker);
     for (const d of this.disposables.splice(0)) d.dispose();
-    this.refreshing = false;
+    this.refreshScroll = undefined;
     this.term?.dispose();
     this.term = undefined;
   }
@@ -197,7 +201,7 @@ export class SaTerminal extends LightElement {
     term.attachCustomKeyEventHandler((e) => this.onTerminalKey(e));
     this.disposables.push(
       term.onLineFeed(() => {
-        if (performance.now() - this.historyAt > ATTACH_REDRAW_MS) this.linesSinceHistory++;
+        this.lineFeedsSinceHistory++;
       }),
     );
     // Captured: the terminal's own scrolling handles these events and stops them there.
@@ -205,7 +209,7 @@ export class SaTerminal extends LightElement {
       host,
       "wheel",
       (e) => {
-        if ((e as WheelEvent).deltaY < 0) this.refreshScrollback();
+        if ((e as WheelEvent).deltaY < 0) this.refreshScrollback(REFRESH_SCROLL_LINES);
       },
       true,
     );
@@ -224,7 +228,7 @@ export class SaTerminal extends LightElement {
         const y = (e as TouchEvent).touches[0]?.clientY;
         if (this.touchY !== undefined && y !== undefined && y - this.touchY > TOUCH_SCROLL_PX) {
           this.touchY = undefined;
-          this.refreshScrollback();
+          this.refreshScrollback(REFRESH_SCROLL_LINES);
         }
       },
       true,
@@ -391,8 +395,11 @@ export class SaTerminal extends LightElement {
           // output draws the screen, so nothing from an earlier attachment is shown twice.
           // Where a refreshing view is scrolled to now, counted from the bottom.
           const old = term.buffer.active;
-          const scrolledUp = this.refreshing && old.type === "normal" ? old.baseY - old.viewportY : 0;
-          this.refreshing = false;
+          const scrolledUp =
+            this.refreshScroll !== undefined && old.type === "normal"
+              ? Math.max(this.refreshScroll, old.baseY - old.viewportY)
+              : 0;
+          this.refreshScroll = undefined;
           term.reset();
           this.applyWindow(windowSize, sizeOwner);
           if (screenLines > 0) {
@@ -402,10 +409,12 @@ export class SaTerminal extends LightElement {
           } else if (history.length > 0) {
             term.write(history);
           }
-          this.linesSinceHistory = 0;
-          this.historyAt = performance.now();
-          // Back to where the person was scrolling, counted from the bottom, now with every line.
-          if (scrolledUp > 0) term.write("", () => term.scrollLines(-scrolledUp));
+          term.write("", () => {
+            // The history's own lines are not new output; then back to where the person was
+            // scrolling, counted from the bottom, now with every line.
+            this.lineFeedsSinceHistory = 0;
+            if (scrolledUp > 0) term.scrollLines(-scrolledUp);
+          });
           // The page may have changed size while attaching (a bar appearing, a rotation): ask again
           // for the size it has now if that is not the window's.
           this.requested = windowSize;
@@ -528,7 +537,7 @@ export class SaTerminal extends LightElement {
       return false;
     }
     if (e.ctrlKey && e.shiftKey && (e.key === "V" || e.key === "v")) return false;
-    if (e.shiftKey && e.key === "PageUp") this.refreshScrollback();
+    if (e.shiftKey && e.key === "PageUp") this.refreshScrollback((this.term?.rows ?? 2) - 1);
     return true;
   }
 
@@ -604,17 +613,17 @@ export class SaTerminal extends LightElement {
    * programs keep no scrollback), without mouse reporting, when scrolling starts from the bottom, and
    * once per burst of output.
    */
-  private refreshScrollback(): void {
+  private refreshScrollback(lines: number): void {
     const term = this.term;
-    if (!term || !this.conn || this.refreshing || this.linesSinceHistory === 0) return;
+    if (!term || !this.conn || this.refreshScroll !== undefined || this.lineFeedsSinceHistory <= term.rows) return;
     const b = term.buffer.active;
     // Only a start of scrolling back from the bottom: further scrolling reads what is there. With mouse
     // reporting on (tmux's `mouse`, a full-screen program) the wheel goes to the program, not here.
     if (this.connection.kind !== "attached" || b.type !== "normal" || b.viewportY !== b.baseY) return;
     if (term.modes.mouseTrackingMode !== "none") return;
-    this.linesSinceHistory = 0;
+    this.lineFeedsSinceHistory = 0;
     // The view scrolls on meanwhile through the old lines; where it is when the history comes counts.
-    this.refreshing = true;
+    this.refreshScroll = lines;
     this.conn.reattach();
   }
 
