@@ -34,6 +34,16 @@ describe("the terminal in the dashboard", () => {
 
   const page = (options = DESKTOP): Promise<TestPage> => pages.add(f.browser, options);
 
+  /** A bash session `id`, open in a new page with the focus in its attached terminal. */
+  const shellPage = async (id: string): Promise<TestPage> => {
+    await f.sessions.createSession({ parent: "nodes/local", sessionId: id, cwd: f.dir, command: BASH });
+    const v = await page();
+    await f.login(v.page, `/sessions/local/${id}`);
+    await waitForTerminal(v.page);
+    await v.page.locator("sa-terminal .xterm").click();
+    return v;
+  };
+
   const windowSize = async (session: string) => {
     const out = await f.tmux.run("display-message", "-p", "-t", `=${session}:`, "#{window_width}x#{window_height}");
     return out.trim();
@@ -54,12 +64,8 @@ describe("the terminal in the dashboard", () => {
   it(
     "scrolls back through every line of a burst of output, though tmux drew the burst as a redraw",
     async () => {
-      await f.sessions.createSession({ parent: "nodes/local", sessionId: "burst", cwd: f.dir, command: BASH });
-      const v = await page();
-      await f.login(v.page, "/sessions/local/burst");
-      await waitForTerminal(v.page);
+      const v = await shellPage("burst");
       const xterm = v.page.locator("sa-terminal .xterm");
-      await xterm.click();
       await v.page.keyboard.type(`seq -f 'burst-%g' 1 ${BURST_LINES}; echo burst-done`);
       await v.page.keyboard.press("Enter");
       await waitFor(async () => (await terminalText(v.page)).includes("\nburst-done"), "the end of the burst");
@@ -96,11 +102,7 @@ describe("the terminal in the dashboard", () => {
   it(
     "types keys into tmux and shows the output; resizing the window resizes the pane of a sole viewer",
     async () => {
-      await f.sessions.createSession({ parent: "nodes/local", sessionId: "typing", cwd: f.dir, command: BASH });
-      const v = await page();
-      await f.login(v.page, "/sessions/local/typing");
-      await waitForTerminal(v.page);
-      await v.page.locator("sa-terminal .xterm").click();
+      const v = await shellPage("typing");
       await v.page.keyboard.type("echo typed-$((6*7))");
       await v.page.keyboard.press("Enter");
       await paneText(f.tmux, "typing", (t) => t.includes("typed-42"), "the echo in the pane");
@@ -203,11 +205,7 @@ describe("the terminal in the dashboard", () => {
   it(
     "attaches again at once when the network comes back, redrawing without duplicated output",
     async () => {
-      await f.sessions.createSession({ parent: "nodes/local", sessionId: "waking", cwd: f.dir, command: BASH });
-      const v = await page();
-      await f.login(v.page, "/sessions/local/waking");
-      await waitForTerminal(v.page);
-      await v.page.locator("sa-terminal .xterm").click();
+      const v = await shellPage("waking");
       await v.page.keyboard.type("printf 'once%s\\n' -only");
       await v.page.keyboard.press("Enter");
       await waitFor(async () => occurrences(await terminalText(v.page), "once-only") === 1, "the marker");
@@ -307,11 +305,7 @@ describe("the terminal in the dashboard", () => {
   it(
     "shows a Hub outage, then resumes its streams without a reload and without duplicated output",
     async () => {
-      await f.sessions.createSession({ parent: "nodes/local", sessionId: "outage", cwd: f.dir, command: BASH });
-      const v = await page();
-      await f.login(v.page, "/sessions/local/outage");
-      await waitForTerminal(v.page);
-      await v.page.locator("sa-terminal .xterm").click();
+      const v = await shellPage("outage");
       await v.page.keyboard.type("printf 'mark%s\\n' -before");
       await v.page.keyboard.press("Enter");
       await waitFor(async () => occurrences(await terminalText(v.page), "mark-before") === 1, "the marker in the page");
