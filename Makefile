@@ -41,6 +41,14 @@ system-deps: ## Install tmux from Debian when it is missing (needs root; otherwi
 .PHONY: browser-deps
 browser-deps: ## Install chromium from Debian when it is missing, for the dashboard's tests and benchmark
 	$(call apt_install,chromium)
+	# A desktop notification service on a private D-Bus for the push tests (test/e2e/support/desktop-notifications.py).
+	if ! command -v dbus-daemon >/dev/null || ! /usr/bin/python3 -c 'import dbus, gi' 2>/dev/null; then
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dbus python3-dbus python3-gi
+		else
+			echo "missing: dbus-daemon, python3-dbus or python3-gi (Debian/Ubuntu: sudo apt-get install -y dbus python3-dbus python3-gi)" >&2; exit 1
+		fi
+	fi
 
 # The dashboard (Lit, built by Vite into web/dist, served by the Hub). Rebuilt only when its sources,
 # its build config or the generated API code change.
@@ -76,8 +84,13 @@ build: node_modules/.installed web/dist/index.html ## Compile services/ and gen/
 .PHONY: lint
 lint: node_modules/.installed ## Biome, the import direction rules, buf lint, buf breaking against main, stale gen/ check, tsc (services, dashboard, e2e tests)
 	$(BIN)/biome check .
-	# Imports point down only (DESIGN.md §2): web → gen; cli → gen, common; hub → the Node's entry point.
-	node scripts/check-imports.mjs
+	# The repository cites only itself: a fact taken from notes kept outside it goes into docs/ first.
+	if git grep -n -E '\b(DESIGN|FORMATS|STACK|FIELD-NOTES|CLI-NOTES|DASHBOARD-NOTES)\.md\b' -- ':!Makefile'; then
+		echo "the lines above cite notes outside the repository: move the fact into docs/ and cite that" >&2; exit 1
+	fi
+	# Imports point down only, and no file cycles (docs/architecture.md, "Layers"): web → gen; cli → gen,
+	# common; hub → the Node's entry point; the rules inside services/node/. A failure names the rule.
+	$(BIN)/depcruise --config .dependency-cruiser.cjs --output-type err services web
 	$(BIN)/buf lint
 	# Breaking changes: the working tree against where it left main (the merge base, so a branch is not
 	# blamed for what main added since), and the newest commit against the one before it (on main itself
@@ -104,7 +117,7 @@ test: install browser-deps lint build ccache ## Lint, then every test (unit, int
 	else
 		echo "" >&2
 		echo "*** The compatibility suite (make compat) did NOT run: npm could not install into $(COMPAT_DIR) the" >&2
-		echo "*** pinned Claude Code, Codex and opencode (see npm's error above; it needs the npm registry). It is not counted" >&2
+		echo "*** pinned agent CLIs (see npm's error above; it needs the npm registry). It is not counted" >&2
 		echo "*** as passed: run 'make compat' on a machine that reaches the registry." >&2
 	fi
 
@@ -130,7 +143,7 @@ screenshots: install browser-deps build ## Retake the dashboard screenshots in d
 	STARAGENT_UPDATE_SCREENSHOTS=1 $(BIN)/vitest run test/e2e/dashboard.test.ts test/e2e/terminal.test.ts
 
 .PHONY: compat
-compat: install build $(COMPAT_DIR)/node_modules/.installed ## Real Claude Code, Codex and opencode in tmux against mock model APIs: status and chat at each step, alone and two per folder
+compat: install build $(COMPAT_DIR)/node_modules/.installed ## Real Claude Code, Codex, opencode, Gemini CLI and Qwen Code in tmux against mock model APIs: status and chat at each step, alone and two per folder
 	$(BIN)/vitest run --config $(COMPAT_DIR)/vitest.config.ts
 
 # make fuzz: many more seeded cases per target than make test runs (it uses a fixed seed and few cases).
@@ -161,11 +174,13 @@ dev: install web/dist/index.html ## Like run, but from the TypeScript sources (t
 	$(BIN)/tsx watch services/bin/staragent.ts hub --host $(HOST) --port $(PORT)
 
 # One tarball a worker machine installs with `npm install -g ./staragent-<version>.tgz`. npm pack runs
-# package.json's prepack (web's `build` script, when web/ has one: the dashboard lands in web/dist, which
-# the package includes) and prepare (the services build).
+# package.json's prepack (web's `build` script: the dashboard lands in web/dist, which the package
+# includes) and prepare (the services build); the package test (test/package/install.test.ts) runs this
+# target in a fresh clone.
 .PHONY: package
 package: install ## Build and pack staragent-<version>.tgz: compiled services, dashboard, protos, generated code
 	npm pack --no-fund
+	test -f web/dist/index.html || { echo "make package: web/dist/index.html was not built" >&2; exit 1; }
 
 .PHONY: clean
 clean: ## Remove build output and scratch files (never user state in ~/.staragent)

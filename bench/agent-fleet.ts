@@ -1,3 +1,4 @@
+import { existsSync, writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,14 +9,26 @@ import { SessionService } from "../gen/staragent/v1/session_service_pb.js";
 import { bearerInterceptor } from "../services/common/bearer.js";
 import { encodeProjectDir } from "../services/node/agents/claude/transcript-finder.js";
 import { readSessionMetaCwd } from "../services/node/agents/codex/rollout-finder.js";
+import { createBuiltInAgents } from "../services/node/agents/registry.js";
+import { standIns } from "../test/support/agent-fixture-setup.js";
+import { git } from "../test/support/git.js";
 import { type ServerProcess, startServerProcess } from "../test/support/servers.js";
 import { createTestTmux, type TestTmux } from "../test/support/tmux.js";
 import { waitFor } from "../test/support/wait.js";
 
 const STAND_INS = join(import.meta.dirname, "../test/stand-ins");
+const AGENTS = join(import.meta.dirname, "../services/node/agents");
 const TOKEN = "bench-fleet-token";
-/** The stand-in CLIs, assigned to sessions in turn so a fleet is a mix of the three. */
-export const FLEET_CLIS = ["claude", "codex", "opencode"] as const;
+/**
+ * The stand-ins of every CLI the registry has one for (each module's fixture setup names it), in
+ * registry order: a fleet is a mix of all of them unless told which, so a new CLI's module puts it in.
+ */
+export const FLEET_STAND_INS = await standIns(
+  AGENTS,
+  createBuiltInAgents().modules.map((m) => m.name),
+);
+/** The stand-in commands of FLEET_STAND_INS. */
+export const FLEET_CLIS: readonly string[] = FLEET_STAND_INS.map((s) => s.command);
 /**
  * Sessions per shared folder: the first half of a fleet runs two instances of one CLI per folder (people
  * run several agents in one repository), the second half one per folder.
@@ -33,7 +46,8 @@ const STANDIN_TURN_MS = "100";
 export interface FleetSession {
   readonly tmuxName: string;
   readonly name: string;
-  readonly cli: (typeof FLEET_CLIS)[number];
+  /** The stand-in's command (its module's name). */
+  readonly cli: string;
   readonly cwd: string;
 }
 
@@ -70,13 +84,21 @@ export function sessionClient(url: string): Client<typeof SessionService> {
 export const FLEET_TOKEN = TOKEN;
 
 /**
- * Starts `count` stand-in sessions (claude, codex, opencode in turn; the first half two of one CLI per
- * folder, the rest each in its own folder) under a real Hub on a private tmux socket (or a Node named
+ * Starts `count` stand-in sessions (`options.clis`, by default every CLI of FLEET_CLIS, in turn; the
+ * first half two of one CLI per folder, the rest each in its own folder) under a real Hub on a private tmux socket (or a Node named
  * `options.node`, for a Hub elsewhere to reach), completes one turn in each (each with its own prompt,
  * as people type) so real native logs exist, and marks every completion seen, so the fleet ends idle.
+ * With `options.cpuProfileDir` the server writes a CPU profile there when it stops (`node --cpu-prof`).
  * Cleans up everything it started when setup fails.
  */
-export async function startAgentFleet(count: number, options: { node?: string } = {}): Promise<AgentFleet> {
+export async function startAgentFleet(
+  count: number,
+  options: { node?: string; gitRepos?: boolean; clis?: readonly string[]; cpuProfileDir?: string } = {},
+): Promise<AgentFleet> {
+  const clis = options.clis ?? FLEET_CLIS;
+  const unknown = clis.filter((c) => !FLEET_CLIS.includes(c));
+  if (unknown.length > 0)
+    throw new Error(`no stand-in for ${unknown.join(", ")} (there are: ${FLEET_CLIS.join(", ")})`);
   const nodeName = options.node ?? "local";
   const dir = await realpath(await mkdtemp(join(tmpdir(), "sa-bench-fleet-")));
   const home = join(dir, "user");
@@ -95,6 +117,8 @@ export async function startAgentFleet(count: number, options: { node?: string } 
     STANDIN_THINK_MS,
     STANDIN_TURN_MS,
   };
+  // Variables that point a CLI elsewhere than $HOME: unset, so every stand-in writes under the fleet's home.
+  for (const standIn of FLEET_STAND_INS) for (const name of standIn.unsetEnv) delete processEnv[name];
   const tmux = createTestTmux(processEnv);
   let hub: ServerProcess | undefined;
   const close = async () => {
@@ -107,7 +131,12 @@ export async function startAgentFleet(count: number, options: { node?: string } 
       kind: options.node ? "node" : "hub",
       tmuxSocket: tmux.socketName,
       token: TOKEN,
-      env: processEnv,
+      env: options.cpuProfileDir ? { ...processEnv, SA_CPU_PROFILE_DIR: options.cpuProfileDir } : processEnv,
+      // Node takes no --cpu-prof in NODE_OPTIONS: the server's node is run with it (the folder from the
+      // environment, so no path is put into the script).
+      wrapper: options.cpuProfileDir
+        ? ["sh", "-c", 'exec "$0" --cpu-prof --cpu-prof-dir="$SA_CPU_PROFILE_DIR" "$@"']
+        : undefined,
       args: options.node ? ["--name", options.node] : [],
     });
     const client = sessionClient(hub.url);
@@ -116,10 +145,12 @@ export async function startAgentFleet(count: number, options: { node?: string } 
     for (let i = 0; i < count; i++) {
       // Shared folders hold instances of one CLI: the group's index picks the CLI.
       const group = i < shared ? Math.floor(i / INSTANCES_PER_SHARED_FOLDER) : i;
-      const cli = FLEET_CLIS[group % FLEET_CLIS.length] as FleetSession["cli"];
+      const cli = clis[group % clis.length] as string;
       const tmuxName = `agent-${String(i).padStart(3, "0")}`;
       const cwd = join(dir, "projects", i < shared ? `shared-${String(group).padStart(3, "0")}` : tmuxName);
       await mkdir(cwd, { recursive: true });
+      // Each folder a git repository with one commit (the workspace benchmark's idle sessions).
+      if (options.gitRepos && !existsSync(join(cwd, ".git"))) initRepository(cwd);
       await client.createSession({ parent: `nodes/${nodeName}`, sessionId: tmuxName, cwd, command: [cli] });
       sessions.push({ tmuxName, name: `nodes/${nodeName}/sessions/${tmuxName}`, cli, cwd });
     }
@@ -202,4 +233,12 @@ export async function cpuTicks(pid: number): Promise<{ self: number; children: n
   // fields[0] is field 3 (state): utime is field 14, stime 15, cutime 16, cstime 17.
   const n = (field: number) => Number(fields[field - 3]);
   return { self: n(14) + n(15), children: n(16) + n(17) };
+}
+
+/** `git init` and one commit of a README in `cwd`. */
+function initRepository(cwd: string): void {
+  writeFileSync(join(cwd, "README.md"), "# project\n");
+  git(cwd, "init", "-q", "-b", "main");
+  git(cwd, "add", ".");
+  git(cwd, "commit", "-qm", "first");
 }

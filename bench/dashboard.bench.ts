@@ -25,7 +25,7 @@ const STATUS_FLIPS = 10;
  */
 const FLIP_COMMAND = "sleep 3";
 /** Chunks the build splits off for libraries; everything else is the dashboard's own code. */
-const VENDOR_CHUNK = /^assets\/(framework|rpc|xterm)-/;
+const VENDOR_CHUNK = /^assets\/(framework|rpc|xterm|hljs|markdown|diff)-/;
 const NODE_TOKEN = "bench-dashboard-node-token";
 
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : "n/a");

@@ -1,14 +1,17 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, readlink, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import * as pty from "node-pty";
 import { Connectivity, NodeService } from "../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../services/common/bearer.js";
 import { NEXT_COMMAND, type TmuxArgument } from "../services/node/tmux/client.js";
+import { exitOnSignals, rememberProcess } from "../test/support/leftovers.js";
 import { type ServerProcess, startServerProcess } from "../test/support/servers.js";
 import { TestViewer } from "../test/support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../test/support/tmux.js";
@@ -24,6 +27,11 @@ import { waitFor } from "../test/support/wait.js";
  * printed, not asserted (docs/benchmarks.md records them). LOAD_SECONDS and LOAD_SESSIONS change
  * the duration and the sessions per Node; LOAD_HUB_NODE_OPTIONS is passed to the Hub as NODE_OPTIONS
  * (e.g. `--max-old-space-size=48`, to see how much of its memory is collectable).
+ *
+ * Each goal's figure is printed beside its floor, measured in the same run under the same load: the
+ * echo of one more typist on a direct `tmux attach` (no StarAgent in the path), each list beside the
+ * same lists asked of the three Nodes directly (no Hub), and the Hub's memory beside a bare Node.js
+ * process's (the runtime alone). What the floor already misses, no change to StarAgent can meet.
  */
 
 /** How long the load runs (seconds); LOAD_SECONDS overrides it. */
@@ -61,6 +69,8 @@ interface LoadNode {
   readonly name: string;
   readonly tmux: TestTmux;
   readonly typing: string[];
+  /** A `cat` session typed into through a direct `tmux attach`: the echo's floor (on the first Node). */
+  floor?: string;
   readonly busy: string[];
   readonly chat: string;
   server: ServerProcess | undefined;
@@ -116,7 +126,8 @@ function pause(ms: number): Promise<void> {
 /** Creates `SESSIONS_PER_NODE` sessions on a Node's tmux in a few tmux calls (`;` chains commands). */
 async function createSessions(node: LoadNode, dir: string): Promise<void> {
   const commands: string[][] = [];
-  for (const name of node.typing) commands.push([name, `cat > ${join(dir, `${name}.typed`)}`]);
+  for (const name of [...node.typing, ...(node.floor ? [node.floor] : [])])
+    commands.push([name, `cat > ${join(dir, `${name}.typed`)}`]);
   for (const name of node.busy) {
     commands.push([
       name,
@@ -139,6 +150,34 @@ async function createSessions(node: LoadNode, dir: string): Promise<void> {
   }
 }
 
+/** What a Typist types through: a viewer through the Hub, or a direct `tmux attach` (the floor). */
+interface Keyboard {
+  type(data: string): Promise<unknown>;
+  onOutput(listener: (data: Uint8Array) => void): void;
+  readonly error: unknown;
+  close(): void;
+}
+
+/** A node-pty running `tmux attach-session` on a Node's tmux server: typing with no StarAgent in the path. */
+function directKeyboard(tmux: TestTmux, session: string): Keyboard {
+  const term = pty.spawn("tmux", tmux.client.argv(["attach-session", "-t", `=${session}`]), {
+    cols: 100,
+    rows: 30,
+    env: { ...tmux.client.environment, TERM: "xterm-256color" },
+  });
+  const encoder = new TextEncoder();
+  return {
+    type: async (data) => {
+      term.write(data);
+    },
+    onOutput: (listener) => {
+      term.onData((d) => listener(encoder.encode(d)));
+    },
+    error: undefined,
+    close: () => term.kill(),
+  };
+}
+
 /** A typing viewer: types keys one at a time into `cat`, timing each echo; what it typed, exactly. */
 class Typist {
   readonly echoMs: number[] = [];
@@ -148,9 +187,9 @@ class Typist {
   private buffer = "";
   private waiting: { key: string; resolve: () => void } | undefined;
 
-  private constructor(
+  constructor(
     readonly session: string,
-    private readonly viewer: TestViewer,
+    private readonly viewer: Keyboard,
   ) {
     const decoder = new TextDecoder();
     viewer.onOutput((data) => {
@@ -232,6 +271,7 @@ async function main(): Promise<number> {
   const nodes: LoadNode[] = [];
   const hubTmux = createTestTmux();
   let hub: ServerProcess | undefined;
+  let runtime: ChildProcess | undefined;
   const managers: Http2SessionManager[] = [];
   const failures: string[] = [];
   try {
@@ -251,6 +291,7 @@ async function main(): Promise<number> {
       const node = nodes[(i + 1) % NODE_COUNT] as LoadNode;
       node.busy.push(`${node.name}-busy-${i}`);
     }
+    (nodes[0] as LoadNode).floor = "n1-floor";
     const setupStart = performance.now();
     for (const node of nodes) {
       await createSessions(node, scratch);
@@ -269,6 +310,9 @@ async function main(): Promise<number> {
       env: { STARAGENT_NODE_TOKEN: NODE_TOKEN, NODE_OPTIONS: process.env.LOAD_HUB_NODE_OPTIONS ?? "" },
     });
     const hubUrl = hub.url;
+    // The runtime alone: a Node.js process that loaded nothing, sampled like the servers.
+    runtime = spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)"], { stdio: "ignore" });
+    rememberProcess(runtime);
     const clientOf = () => {
       const manager = new Http2SessionManager(hubUrl);
       managers.push(manager);
@@ -300,6 +344,7 @@ async function main(): Promise<number> {
     console.log(`setup: ${((performance.now() - setupStart) / 1000).toFixed(1)} s`);
     const pids = {
       hub: hub.process.pid as number,
+      runtime: runtime.pid as number,
       ...Object.fromEntries(nodes.map((n) => [n.name, n.server?.process.pid as number])),
     };
     await pause(1_000);
@@ -350,9 +395,12 @@ async function main(): Promise<number> {
       }),
     );
     const lister = clientOf();
+    const listMs: number[] = [];
     const listing = (async () => {
       while (!stop.signal.aborted) {
+        const started = performance.now();
         const { total, unreachable } = await listAll(lister.sessions);
+        listMs.push(performance.now() - started);
         counts.lists++;
         // A Node too busy to answer within the Hub's 5 s is listed as unreachable: slow, not wrong.
         if (unreachable.length > 0) counts.slowLists++;
@@ -363,6 +411,32 @@ async function main(): Promise<number> {
       }
     })().catch((err) => {
       streamErrors.push(`ListSessions: ${(err as Error).message}`);
+    });
+
+    // The lists' floor: the same lists asked of the three Nodes at once, directly (no Hub).
+    const nodeListers = nodes.map((n) => {
+      const manager = new Http2SessionManager(n.server?.url as string);
+      managers.push(manager);
+      const transport = createGrpcTransport({
+        baseUrl: n.server?.url as string,
+        sessionManager: manager,
+        interceptors: [bearerInterceptor(NODE_TOKEN)],
+      });
+      return { name: n.name, sessions: createClient(SessionService, transport) };
+    });
+    const directListMs: number[] = [];
+    const directListing = (async () => {
+      await pause(LIST_EVERY_MS / 2);
+      while (!stop.signal.aborted) {
+        const started = performance.now();
+        await Promise.all(
+          nodeListers.map((l) => l.sessions.listSessions({ parent: `nodes/${l.name}`, pageSize: 1000 })),
+        );
+        directListMs.push(performance.now() - started);
+        await pause(LIST_EVERY_MS);
+      }
+    })().catch((err) => {
+      streamErrors.push(`ListSessions on a Node directly: ${(err as Error).message}`);
     });
 
     // Chat.
@@ -396,6 +470,12 @@ async function main(): Promise<number> {
         typists.push(await Typist.start(clientOf().terminal, `nodes/${node.name}/sessions/${session}`));
       }
     }
+    const first = nodes[0] as LoadNode;
+    const floorTypist = new Typist(
+      `nodes/${first.name}/sessions/${first.floor}`,
+      directKeyboard(first.tmux, first.floor as string),
+    );
+    typists.push(floorTypist);
     const busyBytesBefore = busy.map((v) => v.totalBytes);
     const cpuBefore: Record<string, number> = {};
     for (const [name, pid] of Object.entries(pids)) cpuBefore[name] = await cpuSeconds(pid);
@@ -417,7 +497,7 @@ async function main(): Promise<number> {
     const driverCpu = process.cpuUsage(driverCpuBefore);
     const driverCpuPercent = ((driverCpu.user + driverCpu.system) / 1e6 / elapsed) * 100;
     stop.abort();
-    await Promise.all([listing, chatting, ...watchers]);
+    await Promise.all([listing, directListing, chatting, ...watchers]);
     stopTyping.abort();
     await Promise.all(typing);
     clearInterval(sampler);
@@ -425,7 +505,7 @@ async function main(): Promise<number> {
 
     // Exact bytes: what each `cat` wrote is what was typed or chatted, once and in order.
     for (const node of nodes) {
-      for (const session of node.typing) {
+      for (const session of [...node.typing, ...(node.floor ? [node.floor] : [])]) {
         const typist = typists.find((t) => t.session.endsWith(`/${session}`)) as Typist;
         const file = join(scratch, `${session}.typed`);
         const ok = await waitFor(
@@ -468,7 +548,13 @@ async function main(): Promise<number> {
         console.log(`${name} warned ${warnings.length} times:\n  ${warnings.slice(0, 5).join("\n  ")}`);
     }
 
-    const echo = typists.flatMap((t) => t.echoMs).sort((a, b) => a - b);
+    const echo = typists
+      .filter((t) => t !== floorTypist)
+      .flatMap((t) => t.echoMs)
+      .sort((a, b) => a - b);
+    const floorEcho = [...floorTypist.echoMs].sort((a, b) => a - b);
+    const sortedLists = [...listMs].sort((a, b) => a - b);
+    const sortedDirectLists = [...directListMs].sort((a, b) => a - b);
     const peak = (name: string) => Math.max(...(rss[name] ?? [Number.NaN]));
     console.log("");
     console.log("| figure | value | goal |");
@@ -476,6 +562,7 @@ async function main(): Promise<number> {
     console.log(`| load average before / at the end of the load | ${loadBefore} / ${loadAfter} | |`);
     console.log(`| Hub RSS before the load, Nodes listed (MiB) | ${hubRssBefore.toFixed(1)} | |`);
     console.log(`| Hub RSS, peak (MiB) | ${peak("hub").toFixed(1)} | < 150 |`);
+    console.log(`| floor: a bare Node.js process's RSS, peak (MiB) | ${peak("runtime").toFixed(1)} | |`);
     console.log(`| Hub RSS, at the end of the load (MiB) | ${(rss.hub?.at(-1) ?? Number.NaN).toFixed(1)} | |`);
     for (const node of nodes) console.log(`| Node ${node.name} RSS, peak (MiB) | ${peak(node.name).toFixed(1)} | |`);
     console.log(`| Hub CPU (% of one core) | ${cpuPercent.hub?.toFixed(1)} | |`);
@@ -489,11 +576,20 @@ async function main(): Promise<number> {
     console.log(`| keystroke echo p50 (ms) | ${percentile(echo, 50).toFixed(2)} | |`);
     console.log(`| keystroke echo p99 (ms) | ${percentile(echo, 99).toFixed(2)} | < 20 |`);
     console.log(`| keystroke echo max (ms) | ${(echo.at(-1) ?? Number.NaN).toFixed(2)} | |`);
+    console.log(
+      `| floor: echo on a direct tmux attach, same load, p50 / p99 / max (ms), ${floorEcho.length} keys | ${percentile(floorEcho, 50).toFixed(2)} / ${percentile(floorEcho, 99).toFixed(2)} / ${(floorEcho.at(-1) ?? Number.NaN).toFixed(2)} | |`,
+    );
     const late = typists.reduce((sum, t) => sum + t.echoTimeouts, 0);
     console.log(`| keystrokes whose echo took over ${ECHO_TIMEOUT_MS / 1000} s (not timed) | ${late} | 0 |`);
     console.log(`| output to busy viewers (MiB) | ${(busyBytes / 1024 / 1024).toFixed(1)} | |`);
     console.log(`| chat messages sent | ${counts.chats} | |`);
     console.log(`| full lists (${NODE_COUNT * SESSIONS_PER_NODE} sessions each) | ${counts.lists} | |`);
+    console.log(
+      `| full list through the Hub p50 / p95 / max (ms) | ${percentile(sortedLists, 50).toFixed(1)} / ${percentile(sortedLists, 95).toFixed(1)} / ${(sortedLists.at(-1) ?? Number.NaN).toFixed(1)} | |`,
+    );
+    console.log(
+      `| floor: the three Nodes listed directly at once, p50 / p95 / max (ms), ${sortedDirectLists.length} lists | ${percentile(sortedDirectLists, 50).toFixed(1)} / ${percentile(sortedDirectLists, 95).toFixed(1)} / ${(sortedDirectLists.at(-1) ?? Number.NaN).toFixed(1)} | |`,
+    );
     console.log(`| lists that named a Node unreachable (too slow for 5 s) | ${counts.slowLists} | 0 |`);
     console.log(`| WatchNodes events with a Node not ONLINE | ${counts.notOnline} | 0 |`);
     console.log(`| WatchSessions events (${SESSION_WATCHERS} streams) | ${counts.watchEvents} | |`);
@@ -515,6 +611,7 @@ async function main(): Promise<number> {
     return 1;
   } finally {
     for (const m of managers) m.abort();
+    runtime?.kill();
     await hub?.stop();
     for (const node of nodes) {
       await node.server?.stop();
@@ -578,4 +675,5 @@ async function settle(
   return left;
 }
 
+exitOnSignals();
 process.exitCode = await main();

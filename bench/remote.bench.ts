@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { appendFile, readFile } from "node:fs/promises";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -6,6 +7,7 @@ import { SessionService, WatchEventType } from "../gen/staragent/v1/session_serv
 import { TerminalStream } from "../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../services/common/bearer.js";
 import { NEXT_COMMAND, type TmuxArgument } from "../services/node/tmux/client.js";
+import { rememberProcess } from "../test/support/leftovers.js";
 import { type ServerProcess, startServerProcess } from "../test/support/servers.js";
 import { TestViewer } from "../test/support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../test/support/tmux.js";
@@ -89,6 +91,39 @@ async function timeLists(client: Client<typeof SessionService>, expected: number
 }
 
 /**
+ * The floor of a list through the Hub: the same three Nodes asked at once, directly (what the Hub
+ * itself waits for before it merges); sorted ms of the slowest of each three.
+ */
+async function timeDirectLists(nodes: ReadonlyArray<readonly [string, string]>): Promise<number[]> {
+  const clients = nodes.map(([name, url]) => ({
+    name,
+    sessions: createClient(
+      SessionService,
+      createGrpcTransport({ baseUrl: url, interceptors: [bearerInterceptor(FLEET_TOKEN)] }),
+    ),
+  }));
+  const times: number[] = [];
+  for (let i = 0; i < LIST_CALLS; i++) {
+    const start = performance.now();
+    await Promise.all(clients.map((c) => c.sessions.listSessions({ parent: `nodes/${c.name}`, pageSize: 1000 })));
+    times.push(performance.now() - start);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+/** Resident memory of a bare Node.js process (the runtime alone): the floor of the Hub's memory. */
+async function runtimeRssMiB(): Promise<number> {
+  const bare = spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)"], { stdio: "ignore" });
+  rememberProcess(bare);
+  try {
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    return await rssMiB(bare.pid as number);
+  } finally {
+    bare.kill();
+  }
+}
+
+/**
  * One Hub and three Nodes as processes, 100 sessions on each Node: the first a fleet of stand-in
  * agents with real native logs, the others idle panes. Prints: ListSessions over the 300 sessions
  * (with a watcher open, as a dashboard keeps, and with nobody watching); a status change on a remote
@@ -110,7 +145,11 @@ export async function run(): Promise<void> {
     others.push(await startSleepNode("w3", SESSIONS_PER_NODE));
     const echoNode = others[0] as SleepNode;
     await echoNode.tmux.run("new-session", "-d", "-s", "echo", "-x", "120", "-y", "40", "--", ...SHELL);
-    const nodes = [["w1", fleet.hub.url], ...others.map((n) => [n.name, n.server.url])];
+    const nodes: Array<readonly [string, string]> = [
+      ["w1", fleet.hub.url],
+      ...others.map((n) => [n.name, n.server.url] as const),
+    ];
+    const loadBefore = (await readFile("/proc/loadavg", "utf8")).split(" ").slice(0, 3).join(" ");
     hub = await startServerProcess({
       kind: "hub",
       tmuxSocket: hubTmux.socketName,
@@ -170,6 +209,7 @@ export async function run(): Promise<void> {
     });
     await snapshot;
     const warm = await timeLists(sessions, total);
+    const direct = await timeDirectLists(nodes);
 
     // Status change on the remote Node → the Hub's WatchSessions event.
     const eventFor = (name: string, matches: (s: Session) => boolean) =>
@@ -254,6 +294,7 @@ export async function run(): Promise<void> {
     for (const name of idle) viewers.push(await TestViewer.attach(hubTerminal, { name, cols: 120, rows: 40 }));
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const after = await rssMiB(hubPid);
+    const runtime = await runtimeRssMiB();
 
     console.log("| figure | p50 | p95 | max | goal |");
     console.log("|---|---|---|---|---|");
@@ -262,6 +303,7 @@ export async function run(): Promise<void> {
         `| ${label} | ${fmt(percentile(sorted, 50))} | ${fmt(percentile(sorted, 95))} | ${fmt(sorted.at(-1) ?? Number.NaN)} | ${goal} |`,
       );
     row(`ListSessions nodes/-, ${total} sessions on 3 Nodes, a watcher open (ms)`, warm, "p95 < 50");
+    row(`floor: the 3 Nodes' ListSessions asked directly at once, a watcher open (ms)`, direct, "");
     row(`ListSessions nodes/-, ${total} sessions on 3 Nodes, nobody watching (ms)`, cold, "");
     row(
       `status change on a remote Node → Hub WatchSessions event, ${statusTimes.length} records (ms)`,
@@ -273,8 +315,9 @@ export async function run(): Promise<void> {
     console.log(
       `\nHub RSS: ${fmt(before)} MiB with 3 Nodes × ${SESSIONS_PER_NODE} sessions listed and watched; ${fmt(after)} MiB with ${VIEWERS} viewers attached through it (${fmt(((after - before) * 1024) / VIEWERS)} KiB each)`,
     );
+    console.log(`floor: a bare Node.js process (the runtime alone) in the same run: ${fmt(runtime)} MiB`);
     const load = (await readFile("/proc/loadavg", "utf8")).split(" ").slice(0, 3).join(" ");
-    console.log(`load average at the end: ${load}`);
+    console.log(`load average at the start: ${loadBefore}; at the end: ${load}`);
     stopWatch.abort();
     await watching;
   } finally {

@@ -75,6 +75,11 @@ export async function run(): Promise<void> {
       });
     const writable = fleet.sessions.filter((s) => s.cli === "claude" || s.cli === "codex");
     const times: number[] = [];
+    const byCli = new Map<string, number[]>();
+    const timed = (cli: string, ms: number) => {
+      times.push(ms);
+      byCli.set(cli, [...(byCli.get(cli) ?? []), ms]);
+    };
     for (let i = 0; i < SAMPLES / 2; i++) {
       const session = writable[Math.floor(Math.random() * writable.length)] as FleetSession;
       const log = await fleet.logOf(session);
@@ -82,7 +87,7 @@ export async function run(): Promise<void> {
       const working = eventFor(session.name, "working", (s) => s.status === SessionStatus.WORKING);
       const opened = performance.now();
       await appendFile(log, records.open);
-      times.push((await working) - opened);
+      timed(session.cli, (await working) - opened);
       await pause(TURN_MIN_MS, TURN_MAX_MS);
       const review = eventFor(
         session.name,
@@ -91,18 +96,21 @@ export async function run(): Promise<void> {
       );
       const completed = performance.now();
       await appendFile(log, records.complete);
-      times.push((await review) - completed);
+      timed(session.cli, (await review) - completed);
       await pause(GAP_MIN_MS, GAP_MAX_MS);
     }
-    times.sort((a, b) => a - b);
-    const pick = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))] ?? Number.NaN;
+    const clis = [...new Set(fleet.sessions.map((s) => s.cli))].join(", ");
     console.log(
-      `${times.length} records (claude transcripts, codex rollouts) among ${SESSIONS} sessions, half of them two per folder`,
+      `${times.length} records (claude transcripts, codex rollouts) among ${SESSIONS} sessions of ${clis}, half of them two per folder`,
     );
     console.log("record → WatchSessions event   p50 ms   p95 ms   max ms");
-    console.log(
-      `                               ${pick(0.5).toFixed(1).padStart(6)}   ${pick(0.95).toFixed(1).padStart(6)}   ${(times[times.length - 1] ?? Number.NaN).toFixed(1).padStart(6)}`,
-    );
+    for (const [name, all] of [["all", times] as const, ...byCli]) {
+      const sorted = [...all].sort((a, b) => a - b);
+      const pick = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
+      console.log(
+        `${name.padEnd(31)}${pick(0.5).toFixed(1).padStart(6)}   ${pick(0.95).toFixed(1).padStart(6)}   ${(sorted[sorted.length - 1] ?? Number.NaN).toFixed(1).padStart(6)}`,
+      );
+    }
     stop.abort();
     await watching;
   } finally {

@@ -20,7 +20,7 @@ const PID = 4242;
 
 /**
  * Status read time of a Claude Code session whose transcript is 1 MB, 100 MB and 1 GB: a sparse file
- * (the old conversation, never read) ending in one real turn (FORMATS.md example). "cold" builds a new
+ * (the old conversation, never read) ending in one real turn (as Claude Code writes it). "cold" builds a new
  * module per read (stat, open, backward walk, parse, sessions file); "warm" is a poll of an unchanged
  * log (stat only). Prints p50/p95 in ms.
  */

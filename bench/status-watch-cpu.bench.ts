@@ -1,5 +1,5 @@
 import { WatchEventType } from "../gen/staragent/v1/session_service_pb.js";
-import { cpuTicks, startAgentFleet } from "./agent-fleet.js";
+import { cpuTicks, FLEET_CLIS, startAgentFleet } from "./agent-fleet.js";
 
 /** Idle agent sessions watched (issue 3: the watch loop's CPU with 100 idle agent sessions). */
 const SESSIONS = 100;
@@ -11,9 +11,9 @@ const WINDOW_MS = 20_000;
 const TICKS_PER_SECOND = 100;
 
 /**
- * CPU of the watch loop with 100 idle stand-in agent sessions (a mix of claude, codex and opencode, half
- * of them two instances of one CLI per folder,
- * each after one completed turn, all seen) and one WatchSessions watcher at a real gRPC client: the Hub
+ * CPU of the watch loop with 100 idle stand-in agent sessions (spread over every CLI the registry has
+ * a stand-in for, FLEET_CLIS; half of them two instances of one CLI per folder; each after one completed
+ * turn, all seen) and one WatchSessions watcher at a real gRPC client: the Hub
  * process itself (utime+stime), the `tmux` commands it spawned (cutime+cstime) and the private tmux
  * server, over a 20 s window. Prints % of one core; the goal is under 3 %.
  */
@@ -49,7 +49,9 @@ export async function run(): Promise<void> {
     const hubSelf = pct(hubAfter.self - hubBefore.self);
     const tmuxClients = pct(hubAfter.children - hubBefore.children);
     const tmuxServer = pct(tmuxAfter.self - tmuxBefore.self);
-    console.log(`window ${seconds.toFixed(1)} s, ${SESSIONS} idle sessions (half of them two per folder), 1 watcher`);
+    console.log(
+      `window ${seconds.toFixed(1)} s, ${SESSIONS} idle sessions of ${FLEET_CLIS.join(", ")} (half of them two per folder), 1 watcher`,
+    );
     console.log("part                                % of one core");
     console.log(`hub process (utime+stime)           ${hubSelf.toFixed(2).padStart(6)}`);
     console.log(`tmux commands it ran (cutime+cstime) ${tmuxClients.toFixed(2).padStart(5)}`);

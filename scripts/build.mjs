@@ -15,7 +15,8 @@
  *
  * No file lists: the bundle follows imports from the entry point, and gen/ is walked, so files added or
  * moved under services/ and gen/ need no change here; outputs a build no longer makes are removed.
- * node-pty and better-sqlite3 stay outside the bundle (native addons, installed as dependencies).
+ * node-pty, better-sqlite3 (native addons) and web-push (CommonJS) stay outside the bundle, installed as
+ * dependencies.
  *
  * esbuild rather than tsc: about 0.3 s for everything against tsc's 2 to 6 s, so every test run can
  * rebuild first and never spawn stale code. Type-checking stays in `make lint` (tsc), and
@@ -45,8 +46,11 @@ export const ROOT = resolve(import.meta.dirname, "..");
 export const DIST = join(ROOT, "dist");
 /** The command's source; its bundle is dist/staragent.js (package.json's `bin`). */
 const ENTRY = join(ROOT, "services/bin/staragent.ts");
-/** Packages left to Node's resolver at run time: native addons, which a bundle cannot hold. */
-const EXTERNAL = ["node-pty", "better-sqlite3"];
+/**
+ * Packages left to Node's resolver at run time: native addons, which a bundle cannot hold, and
+ * web-push, CommonJS that `require`s Node's built-ins (an ESM bundle cannot).
+ */
+const EXTERNAL = ["node-pty", "better-sqlite3", "web-push"];
 /** The generated code, compiled one file each into dist/gen/. */
 const GEN = join(ROOT, "gen");
 /** What `staragent --version` reports besides the version: the commit. */

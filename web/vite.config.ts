@@ -57,9 +57,10 @@ async function listFiles(dir: string): Promise<string[]> {
 }
 
 /**
- * The dashboard build: hashed files under `assets/` (cached for a year by the Hub), the framework and
- * the terminal emulator in chunks of their own so a change to the dashboard does not invalidate them,
- * and the terminal loaded only when a session is opened.
+ * The dashboard build: hashed files under `assets/` (cached for a year by the Hub), each library in a
+ * chunk of its own so a change to the dashboard does not invalidate them (and the bench can tell the
+ * dashboard's own code from theirs), the terminal loaded only when a session is opened and the
+ * workspace views' libraries only when their tab is.
  */
 export default defineConfig({
   root: import.meta.dirname,
@@ -81,6 +82,10 @@ export default defineConfig({
             { name: "xterm", test: /node_modules[\\/]@xterm[\\/]/ },
             { name: "framework", test: /node_modules[\\/](lit|lit-html|lit-element|@lit|@lit-labs)[\\/]/ },
             { name: "rpc", test: /node_modules[\\/](@connectrpc|@bufbuild)[\\/]/ },
+            // The Changes and Files tabs' libraries, loaded only when one of those tabs opens.
+            { name: "hljs", test: /node_modules[\\/]highlight\.js[\\/]/ },
+            { name: "markdown", test: /node_modules[\\/](marked|dompurify)[\\/]/ },
+            { name: "diff", test: /node_modules[\\/]diff[\\/]/ },
           ],
         },
       },

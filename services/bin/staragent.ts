@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The `staragent` command: the one entry point (`make build` bundles it into dist/staragent.js), and the
 // composition root that joins the CLI to the servers. The CLI is a client of the API and imports neither
-// the Hub nor the Node (scripts/check-imports.mjs enforces it); `staragent hub`, `node` and `system` are
-// handed to it here as loaders, each imported only when its command runs, so `staragent ls` never loads
+// the Hub nor the Node (make lint's dependency-cruiser rules enforce it); `staragent hub`, `node` and
+// `system` are handed to it here as loaders, each imported only when its command runs, so `staragent ls` never loads
 // the servers. Installed, it runs compiled from dist/; stack traces name the .ts lines through the
 // source maps the build writes beside each file.
 import type { Command } from "../cli/command.js";

@@ -1,7 +1,7 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { eachTempDir } from "../../test/support/temp-dir.js";
 import { readEnvironment } from "../common/config.js";
 import { readUserToken, sessionArgument, UsageError } from "./client.js";
 
@@ -15,12 +15,7 @@ describe("sessionArgument", () => {
 
 describe("readUserToken", () => {
   let home: string;
-  beforeEach(async () => {
-    home = await mkdtemp(join(tmpdir(), "sa-cli-"));
-  });
-  afterEach(async () => {
-    await rm(home, { recursive: true, force: true });
-  });
+  eachTempDir("sa-cli-", (made) => (home = made));
 
   it("prefers STARAGENT_AUTH_TOKEN, then reads $STARAGENT_HOME/auth_token", async () => {
     await writeFile(join(home, "auth_token"), "from-file-0123456789\n");

@@ -3,8 +3,10 @@ import { join } from "node:path";
 import { type Client, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
+import { NotificationService } from "../../gen/staragent/v1/notification_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { WorkspaceService } from "../../gen/staragent/v1/workspace_service_pb.js";
 import { bearerInterceptor } from "../common/bearer.js";
 import type { EnvironmentConfig } from "../common/config.js";
 import { LOCAL_NODE_ID, sessionResourceName } from "../common/resource-names.js";
@@ -13,7 +15,9 @@ import { LOCAL_NODE_ID, sessionResourceName } from "../common/resource-names.js"
 export interface HubClients {
   readonly sessions: Client<typeof SessionService>;
   readonly nodes: Client<typeof NodeService>;
+  readonly notifications: Client<typeof NotificationService>;
   readonly terminal: Client<typeof TerminalStream>;
+  readonly workspace: Client<typeof WorkspaceService>;
   readonly url: string;
 }
 
@@ -40,7 +44,9 @@ export async function connectHub(config: EnvironmentConfig): Promise<HubClients>
   return {
     sessions: createClient(SessionService, transport),
     nodes: createClient(NodeService, transport),
+    notifications: createClient(NotificationService, transport),
     terminal: createClient(TerminalStream, transport),
+    workspace: createClient(WorkspaceService, transport),
     url: config.hubUrl,
   };
 }

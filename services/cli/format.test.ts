@@ -37,7 +37,13 @@ describe("format", () => {
       lastActivityTime: timestampFromDate(new Date()),
     };
     const table = sessionTable([
-      create(SessionSchema, { ...base, node: "local", tmuxSession: "fix-bug", cwd: "/src/app" }),
+      create(SessionSchema, {
+        ...base,
+        node: "local",
+        tmuxSession: "fix-bug",
+        cwd: "/src/app",
+        usage: { contextTokens: 160_196n, contextWindow: 258_400n },
+      }),
       create(SessionSchema, {
         ...base,
         node: "w1",
@@ -48,12 +54,23 @@ describe("format", () => {
     ]);
     const lines = table.split("\n");
     expect(lines).toHaveLength(3);
-    expect(lines[0]?.split(/ {2,}/)).toEqual(["SESSION", "STATUS", "REASON", "CLI", "TYPE", "ORIGIN", "ACTIVE", "CWD"]);
+    expect(lines[0]?.split(/ {2,}/)).toEqual([
+      "SESSION",
+      "STATUS",
+      "REASON",
+      "CLI",
+      "CONTEXT",
+      "TYPE",
+      "ORIGIN",
+      "ACTIVE",
+      "CWD",
+    ]);
     expect(lines[1]?.split(/ {2,}/)).toEqual([
       "fix-bug",
       "review",
       "unseen-completion",
       "codex",
+      "62%",
       "agent",
       "created",
       expect.stringMatching(/^\d+s ago$/),

@@ -8,6 +8,10 @@ import {
   StatusReason,
 } from "../../gen/staragent/v1/session_pb.js";
 import { LOCAL_NODE_ID } from "../common/resource-names.js";
+import { alignColumns } from "./columns.js";
+import { contextCell } from "./usage-format.js";
+
+export { alignColumns };
 
 /** Lower-case name of an enum value without its prefix (`SessionStatus.WORKING` → `working`). */
 export function enumWord<E extends Record<number, string>>(e: E, value: number): string {
@@ -22,12 +26,13 @@ export function sessionLabel(s: Session): string {
 /** One line per session, aligned in columns, for `staragent ls`. */
 export function sessionTable(sessions: readonly Session[]): string {
   const rows = [
-    ["SESSION", "STATUS", "REASON", "CLI", "TYPE", "ORIGIN", "ACTIVE", "CWD"],
+    ["SESSION", "STATUS", "REASON", "CLI", "CONTEXT", "TYPE", "ORIGIN", "ACTIVE", "CWD"],
     ...sessions.map((s) => [
       sessionLabel(s),
       enumWord(SessionStatus, s.status) + (s.nodeUnreachable ? "?" : ""),
       enumWord(StatusReason, s.statusReason),
       enumWord(Cli, s.cli),
+      contextCell(s.usage),
       enumWord(SessionType, s.type),
       enumWord(SessionOrigin, s.origin),
       s.lastActivityTime ? ago(timestampDate(s.lastActivityTime)) : "",
@@ -35,19 +40,6 @@ export function sessionTable(sessions: readonly Session[]): string {
     ]),
   ];
   return alignColumns(rows);
-}
-
-/** Rows of cells as lines, each column padded to its widest cell (the last one left as it is). */
-export function alignColumns(rows: readonly (readonly string[])[]): string {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length))) ?? [];
-  return rows
-    .map((r) =>
-      r
-        .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-        .join("  ")
-        .trimEnd(),
-    )
-    .join("\n");
 }
 
 /** A short "how long ago" for a time. */

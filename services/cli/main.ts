@@ -26,6 +26,12 @@ export interface ServerCommands {
   readonly system: () => Promise<Command>;
 }
 
+/**
+ * Commands whose output is not guarded by terminal-text.ts: the servers (their own logs and login
+ * link) and `attach`, whose output is a terminal's bytes by design.
+ */
+const RAW_OUTPUT_COMMANDS = new Set(["hub", "node", "system", "attach"]);
+
 /** The command table, in the order `staragent --help` lists it. */
 function commandTable(servers: ServerCommands): Record<string, CommandEntry> {
   return {
@@ -45,9 +51,20 @@ function commandTable(servers: ServerCommands): Record<string, CommandEntry> {
       load: servers.node,
     },
     nodes: {
-      usage: "ls [--json] | add NAME URL [--token-file FILE] | rm NAME",
-      summary: "list, add or remove the Nodes the Hub shows (the token from a file or stdin)",
+      usage: "ls [--json] | add NAME URL [--token-file FILE] [--force] | set NAME [--url URL] [--token] | rm NAME",
+      summary: "list, add, change or remove the Nodes the Hub shows (the token from a file or stdin)",
       load: async () => (await import("./nodes-command.js")).nodesCommand,
+    },
+    notify: {
+      usage:
+        "ls | add NAME --url URL --format F [--secret-file FILE] | rm NAME | test NAME | deliveries [NAME] | devices",
+      summary: "webhooks (ntfy, Slack, Discord, Telegram, Lark) and push devices the Hub notifies; the delivery log",
+      load: async () => (await import("./notify-command.js")).notifyCommand,
+    },
+    logins: {
+      usage: "ls [--json] | revoke ID|--all",
+      summary: "list or end the Hub's browser logins (end them all if a login cookie may have leaked)",
+      load: async () => (await import("./logins-command.js")).loginsCommand,
     },
     system: {
       usage: "start|stop|status hub|node|tailscaled [-- ARGS...]",
@@ -60,29 +77,64 @@ function commandTable(servers: ServerCommands): Record<string, CommandEntry> {
       load: async () => (await import("./ls-command.js")).lsCommand,
     },
     new: {
-      usage: "NAME [--cwd DIR] [--node NODE] [-- COMMAND...]",
+      usage: "NAME [--cwd DIR] [--node NODE] [--worktree BRANCH [--base REF]] [--resume ID] [-- COMMAND...]",
       summary: "start a session running COMMAND (default: your shell) in DIR (default: here)",
       load: async () => (await import("./new-command.js")).newCommand,
     },
     stop: {
-      usage: "NAME|NODE/NAME [--force]",
+      usage: "NAME|NODE/NAME [--force] [--remove-worktree]",
       summary: "stop a session (--force for sessions StarAgent did not create)",
       load: async () => (await import("./stop-command.js")).stopCommand,
     },
     send: {
-      usage: 'NAME|NODE/NAME "text"|-',
-      summary: "type a chat message into a session (- reads it from stdin)",
+      usage: '[--when-idle] NAME|NODE/NAME "text"|-',
+      summary: "type a chat message into a session (- reads stdin; --when-idle queues it until idle)",
       load: async () => (await import("./send-command.js")).sendCommand,
+    },
+    conversations: {
+      usage: "[--node NODE] [--cwd DIR] [--cli claude|codex] [--json]",
+      summary: "list past conversations in the CLIs' logs, to resume with new --resume ID",
+      load: async () => (await import("./conversations-command.js")).conversationsCommand,
+    },
+    queue: {
+      usage: "NAME|NODE/NAME [--json] [--cancel ID]",
+      summary: "list a session's queued messages (send --when-idle), or cancel one",
+      load: async () => (await import("./queue-command.js")).queueCommand,
     },
     chat: {
       usage: "NAME|NODE/NAME [--follow] [--lines N] [--json]",
       summary: "print a session's chat (--follow keeps printing new messages)",
       load: async () => (await import("./chat-command.js")).chatCommand,
     },
+    changes: {
+      usage: "NAME|NODE/NAME [--json]",
+      summary: "list the files a session's agent changed (git status of its folder, with +/- lines)",
+      load: async () => (await import("./changes-command.js")).changesCommand,
+    },
+    diff: {
+      usage: "NAME|NODE/NAME [PATH]",
+      summary: "print the diff of one changed file, or of every one (coloured at a terminal)",
+      load: async () => (await import("./diff-command.js")).diffCommand,
+    },
     watch: {
       usage: "[--node NODE]",
       summary: "stream status changes, one line each",
       load: async () => (await import("./watch-command.js")).watchCommand,
+    },
+    prompts: {
+      usage: "[--json]",
+      summary: "list the prompts sessions wait on, on every node, with their choices",
+      load: async () => (await import("./prompts-command.js")).promptsCommand,
+    },
+    answer: {
+      usage: "NAME|NODE/NAME CHOICE [--text T] [--fingerprint F]",
+      summary: "answer a session's prompt (without --fingerprint: shown, then confirmed at a terminal)",
+      load: async () => (await import("./answer-command.js")).answerCommand,
+    },
+    usage: {
+      usage: "NAME|NODE/NAME [--json]",
+      summary: "show a session's model, context used, tokens and plan limits",
+      load: async () => (await import("./usage-command.js")).usageCommand,
     },
     adopt: {
       usage: "[NAME|NODE/NAME] [--node NODE]",
@@ -133,6 +185,12 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, servers: Serv
   if (!entry) {
     process.stderr.write(`staragent: unknown command '${name}'; see 'staragent --help'\n`);
     return 2;
+  }
+  // Client commands print text from panes, logs, paths and Nodes: through the one guard.
+  if (!RAW_OUTPUT_COMMANDS.has(name)) {
+    const { guardTerminalOutput } = await import("./terminal-text.js");
+    if (!rest.includes("--json")) guardTerminalOutput(process.stdout);
+    guardTerminalOutput(process.stderr);
   }
   try {
     const command = await entry.load();

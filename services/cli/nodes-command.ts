@@ -6,14 +6,17 @@ import type { EnvironmentConfig } from "../common/config.js";
 import { connectHub, type HubClients, UsageError } from "./client.js";
 import type { Command } from "./command.js";
 import { ago, alignColumns, enumWord } from "./format.js";
+import { reportNode } from "./nodes-report.js";
 import { readSecret } from "./secret-input.js";
 
 const USAGE = [
   "usage: staragent nodes ls [--json]",
-  "       staragent nodes add NAME URL [--token-file FILE] [--display-name TEXT]",
+  "       staragent nodes add NAME URL [--token-file FILE] [--display-name TEXT] [--force]",
+  "       staragent nodes set NAME [--url URL] [--token | --token-file FILE] [--display-name TEXT] [--force]",
   "       staragent nodes rm NAME",
   "The Node's token (its $STARAGENT_HOME/node_token) comes from --token-file FILE (- for stdin), or",
-  "stdin, or a prompt; never from the command line.",
+  "stdin, or a prompt; never from the command line. The Hub checks the Node first and refuses one it",
+  "cannot reach or that refuses the token, unless --force.",
 ].join("\n");
 
 /** Largest page asked for: every Hub's nodes fit in one; the loop follows page tokens beyond it. */
@@ -29,6 +32,7 @@ export const nodesCommand: Command = {
     const [verb, ...rest] = args;
     if (verb === "ls" || verb === "list") return list(rest, await connectHub(config));
     if (verb === "add") return add(rest, config);
+    if (verb === "set") return (await import("./nodes-set-command.js")).setNode(rest, config, USAGE);
     if (verb === "rm" || verb === "remove") return remove(rest, await connectHub(config));
     throw new UsageError(USAGE);
   },
@@ -56,7 +60,11 @@ async function add(args: string[], config: EnvironmentConfig): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { "token-file": { type: "string" }, "display-name": { type: "string", default: "" } },
+    options: {
+      "token-file": { type: "string" },
+      "display-name": { type: "string", default: "" },
+      force: { type: "boolean", default: false },
+    },
   });
   const [name, url] = positionals;
   if (name === undefined || url === undefined || positionals.length > 2) throw new UsageError(USAGE);
@@ -66,14 +74,14 @@ async function add(args: string[], config: EnvironmentConfig): Promise<number> {
     `Node token for ${name} (from its $STARAGENT_HOME/node_token): `,
   );
   const hub = await connectHub(config);
-  const res = await hub.nodes.addNode({ nodeId: name, url, token, displayName: values["display-name"] });
-  const node = res.node as Node;
-  const state = enumWord(Connectivity, node.connectivity);
-  process.stdout.write(`added ${node.name} at ${node.url}: ${state}\n`);
-  if (node.connectivity === Connectivity.OFFLINE) process.stderr.write(`warning: ${node.name}: ${node.lastError}\n`);
-  if (node.connectivity === Connectivity.CONNECTING) {
-    process.stderr.write(`${node.name} has not answered yet; 'staragent nodes ls' shows how it goes\n`);
-  }
+  const res = await hub.nodes.addNode({
+    nodeId: name,
+    url,
+    token,
+    displayName: values["display-name"],
+    force: values.force,
+  });
+  reportNode("added", res.node as Node);
   return 0;
 }
 

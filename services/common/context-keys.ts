@@ -25,3 +25,12 @@ export const originKey = createContextKey<string>("");
 
 /** The `Host` of the current request, compared with `Origin` for cookie-authenticated calls. */
 export const hostKey = createContextKey<string>("");
+
+/**
+ * The connection carrying the current request: the auth interceptor moves it out of the
+ * unauthenticated budget once it authenticates, and closes it when its failures cannot be held back.
+ */
+export const connectionKey = createContextKey<{ trust(): void; drop(): void }>({
+  trust: () => undefined,
+  drop: () => undefined,
+});

@@ -5,5 +5,5 @@
  */
 export const DEFAULT_HISTORY_LINES = 2_000;
 
-/** Most history lines a request may ask for: a capture blocks the whole tmux server while it runs (STACK.md). */
+/** Most history lines a request may ask for: a capture blocks the whole tmux server while it runs (docs/terminal.md, "Limits and errors"). */
 export const MAX_HISTORY_LINES = 10_000;

@@ -1,6 +1,7 @@
 import { Code, ConnectError, createClient, createRouterTransport, type Interceptor } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
+import { rejectionOf } from "../../test/support/codes.js";
 import { createHopGuard, nextVia, SERVER_ROLE_HEADER, VIA_HEADER } from "./hops.js";
 import { markCredentialRefusals, refusalOf } from "./refusals.js";
 
@@ -20,14 +21,7 @@ function server(...interceptors: Interceptor[]) {
   );
 }
 
-async function failure(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("the call succeeded");
-}
+const failure = rejectionOf;
 
 describe("the hop guard", () => {
   const client = server(createHopGuard("me", "hub"));

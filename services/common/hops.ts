@@ -9,6 +9,12 @@ import { markRefusal } from "./refusals.js";
  */
 export const VIA_HEADER = "staragent-via";
 
+/**
+ * Request header a Hub sets on an AnswerPrompt it forwards to a Node: its own caller (token kind and
+ * address, `user@203.0.113.5`), for the Node's audit log. Trusted only from a node token.
+ */
+export const ON_BEHALF_OF_HEADER = "staragent-on-behalf-of";
+
 /** Response header (and error metadata) saying what answered: `hub` or `node`. */
 export const SERVER_ROLE_HEADER = "staragent-server";
 
@@ -35,33 +41,43 @@ export function nextVia(incoming: string | null, self: string): string {
 }
 
 /**
+ * The refusal of a request that already passed through this server (`instanceId`) or through too
+ * many servers (FAILED_PRECONDITION, marked as a loop refusal), else undefined.
+ */
+export function hopRefusal(header: Headers, instanceId: string, role: ServerRole): ConnectError | undefined {
+  const hops = (header.get(VIA_HEADER) ?? "").split(",").filter(Boolean);
+  if (hops.includes(instanceId)) {
+    return markRefusal(
+      new ConnectError(
+        `loop: this request already passed through this ${role === "hub" ? "Hub" : "Node"}; a Node's URL leads back to it (check the URLs in ListNodes)`,
+        Code.FailedPrecondition,
+      ),
+      "loop",
+    );
+  }
+  if (hops.length >= MAX_HOPS) {
+    return markRefusal(
+      new ConnectError(
+        `loop: this request passed through ${hops.length} servers; a Node's URL leads to a Hub (give each Node's own address)`,
+        Code.FailedPrecondition,
+      ),
+      "loop",
+    );
+  }
+  return undefined;
+}
+
+/**
  * Refuses requests that already passed through this server (FAILED_PRECONDITION, marked as a loop
  * refusal) or through too many servers, before authentication: such a request is never served, and
  * saying so reveals nothing. Sets SERVER_ROLE_HEADER on every answer, errors included.
  */
 export function createHopGuard(instanceId: string, role: ServerRole): Interceptor {
   return (next) => async (req) => {
-    const hops = (req.header.get(VIA_HEADER) ?? "").split(",").filter(Boolean);
     let res: Awaited<ReturnType<typeof next>>;
     try {
-      if (hops.includes(instanceId)) {
-        throw markRefusal(
-          new ConnectError(
-            `loop: this request already passed through this ${role === "hub" ? "Hub" : "Node"}; a Node's URL leads back to it (check the URLs in ListNodes)`,
-            Code.FailedPrecondition,
-          ),
-          "loop",
-        );
-      }
-      if (hops.length >= MAX_HOPS) {
-        throw markRefusal(
-          new ConnectError(
-            `loop: this request passed through ${hops.length} servers; a Node's URL leads to a Hub (give each Node's own address)`,
-            Code.FailedPrecondition,
-          ),
-          "loop",
-        );
-      }
+      const loop = hopRefusal(req.header, instanceId, role);
+      if (loop) throw loop;
       res = await next(req);
     } catch (err) {
       if (err instanceof ConnectError) err.metadata.set(SERVER_ROLE_HEADER, role);

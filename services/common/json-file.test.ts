@@ -3,19 +3,14 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, truncate, writeFile } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
+import * as v from "valibot";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { expectObject, JsonFile } from "./json-file.js";
+import { JsonFile, schemaValidator } from "./json-file.js";
 import { createLogger } from "./log.js";
 
-interface Counter {
-  readonly n: number;
-}
-
-function validateCounter(value: unknown): Counter {
-  const obj = expectObject(value, "counter.json");
-  if (typeof obj.n !== "number") throw new Error("counter.json: 'n' must be a number");
-  return { n: obj.n };
-}
+const CounterSchema = v.object({ n: v.number() });
+type Counter = v.InferOutput<typeof CounterSchema>;
+const validateCounter = schemaValidator(CounterSchema, "counter.json");
 
 describe("JsonFile", () => {
   let dir: string;

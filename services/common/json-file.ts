@@ -1,11 +1,27 @@
 import { constants, type Stats } from "node:fs";
-import { mkdir, open, rename, stat, unlink } from "node:fs/promises";
+import { open, rename, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
+import * as v from "valibot";
+import { writeFileAtomic } from "./atomic-write.js";
 import type { Logger } from "./log.js";
 
 /** Checks parsed JSON and returns the typed value, or throws an Error saying what is wrong. */
 export type Validator<T> = (value: unknown) => T;
+
+/**
+ * The validator of a state file from its valibot schema (the file's type is inferred from the same
+ * schema): the value the schema outputs, or an Error naming `file`, where in it, and what is wrong.
+ */
+export function schemaValidator<S extends v.GenericSchema>(schema: S, file: string): Validator<v.InferOutput<S>> {
+  return (value) => {
+    const result = v.safeParse(schema, value);
+    if (result.success) return result.output;
+    const [issue] = result.issues;
+    const where = v.getDotPath(issue);
+    throw new Error(`${file}${where ? ` at ${where}` : ""}: ${issue.message}`);
+  };
+}
 
 /**
  * Largest state file read. StarAgent's own files stay far below it (a few hundred bytes per session);
@@ -80,19 +96,9 @@ export class JsonFile<T> {
    * reason, when it cannot be written (a read-only or full disk, no permission).
    */
   async write(value: T): Promise<void> {
-    const tmp = `${this.path}.tmp-${process.pid}-${Date.now()}`;
     try {
-      await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-      const handle = await open(tmp, "w", this.mode);
-      try {
-        await handle.writeFile(`${JSON.stringify(value, null, 2)}\n`, "utf8");
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await rename(tmp, this.path);
+      await writeFileAtomic(this.path, `${JSON.stringify(value, null, 2)}\n`, this.mode);
     } catch (err) {
-      await unlink(tmp).catch(() => undefined);
       this.log.warn("cannot write state file", { file: this.path, error: errorText(err) });
       throw new ConnectError(
         `cannot write ${this.path} (${errorText(err)}); StarAgent keeps its state there: make ${dirname(this.path)} writable`,
@@ -177,12 +183,4 @@ function errorCode(err: unknown): string | undefined {
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-/** Asserts `value` is a plain object (not an array or null). */
-export function expectObject(value: unknown, what: string): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new Error(`${what} must be a JSON object`);
-  }
-  return value as Record<string, unknown>;
 }

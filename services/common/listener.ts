@@ -4,6 +4,7 @@ import net from "node:net";
 import { setTimeout as delay } from "node:timers/promises";
 import tls from "node:tls";
 
+import { type BudgetedConnection, ConnectionBudget } from "./connection-budget.js";
 import type { Logger } from "./log.js";
 
 /** The HTTP/2 client preface every h2c connection starts with. */
@@ -35,6 +36,19 @@ export interface ListenerLimits {
   readonly maxConnectionsPerPeer: number;
   /** Most connections open at once in all (far below the process's file descriptor limit). */
   readonly maxConnections: number;
+  /**
+   * Most connections from one peer address that have not authenticated (no request with valid
+   * credentials yet): they have a budget of their own and are dropped first when room is needed.
+   */
+  readonly maxUnauthenticatedPerPeer: number;
+  /** Most unauthenticated connections in all. */
+  readonly maxUnauthenticated: number;
+  /** An unauthenticated connection with nothing in flight is closed this long after it opened. */
+  readonly unauthenticatedIdleMs: number;
+  /** HTTP/2 streams open at once on an unauthenticated connection (SETTINGS_MAX_CONCURRENT_STREAMS). */
+  readonly unauthenticatedStreams: number;
+  /** HTTP/2 streams open at once on an authenticated connection. */
+  readonly maxStreams: number;
 }
 
 /** The limits servers run with. */
@@ -51,7 +65,29 @@ export const DEFAULT_LISTENER_LIMITS: ListenerLimits = {
   // them with their streams, far from the 1 024 to 20 000 descriptors a process typically gets.
   maxConnectionsPerPeer: 256,
   maxConnections: 4_096,
+  // A CLI or script authenticates with its first request; browsers fetch the dashboard's files on a
+  // few connections before their first call. Far fewer than the caps above, so holding them all
+  // cannot use up the room of authenticated connections.
+  maxUnauthenticatedPerPeer: 32,
+  maxUnauthenticated: 512,
+  // The first request comes right after connecting; a browser's idle keep-alive reconnects at once.
+  unauthenticatedIdleMs: 10_000,
+  // A client opens its first streams before it has the server's SETTINGS, so this must not be below
+  // what a client sends at once on a new connection (RFC 9113 recommends at least 100). Credentials
+  // are checked before any per-call state is kept (auth-gate.ts), so these streams cost little; a
+  // client that opens more loses its connection.
+  unauthenticatedStreams: 100,
+  // A Hub relays every viewer of a Node's sessions over one connection: room for many.
+  maxStreams: 1_000,
 };
+
+/** What a request handler can do to the connection a request came on. */
+export interface RequestConnection {
+  /** It authenticated: it leaves the unauthenticated budget and may open `maxStreams` streams. */
+  trust(): void;
+  /** Closes it (a peer whose failures are past the slowdown's queue). */
+  drop(): void;
+}
 
 /**
  * What a listener speaks TLS with, when asked (`--tls-cert`, `--tls-key`): the certificate chain and
@@ -90,6 +126,16 @@ function refuseCleartext(socket: net.Socket, first: Buffer): void {
   );
 }
 
+/** One accepted TCP connection, for the budget (see ConnectionBudget). */
+interface Connection extends BudgetedConnection {
+  trusted: boolean;
+  /** HTTP/2 streams open on it. */
+  streams: number;
+  readonly socket: net.Socket;
+  session?: http2.ServerHttp2Session;
+  untrustedTimer?: NodeJS.Timeout;
+}
+
 /** A request handler that serves both HTTP/1.1 and HTTP/2 requests (what `connectNodeAdapter` returns). */
 export type DualHandler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,
@@ -104,6 +150,10 @@ export interface OnePortServer {
   readonly port: number;
   /** `http://host:port` (`https://` with TLS), with IPv6 hosts in brackets. */
   readonly url: string;
+  /** The connection `req` came on, for the authentication interceptor (undefined once it closed). */
+  connectionOf(req: http.IncomingMessage | http2.Http2ServerRequest): RequestConnection | undefined;
+  /** Unauthenticated connections dropped to make room so far. */
+  readonly evicted: () => number;
   /**
    * Stops accepting connections, asks HTTP/2 peers to go away, closes idle HTTP/1.1 sockets, and
    * destroys whatever is still open after a short grace period. Resolves when all sockets are closed.
@@ -149,10 +199,24 @@ export async function listenOnePort(
   // http.Server enforces headersTimeout and requestTimeout only once it has emitted 'listening' (it
   // starts tracking its connections then); this one never listens itself, so it is told here.
   h1.emit("listening");
-  const h2 = http2.createServer({}, handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void);
+  const h2 = http2.createServer(
+    { settings: { maxConcurrentStreams: limits.unauthenticatedStreams } },
+    handler as (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void,
+  );
   const sockets = new Set<net.Socket>();
   const sessions = new Set<http2.ServerHttp2Session>();
+  const budget = new ConnectionBudget<Connection>(limits);
+  /** Each connection by its TCP socket and (with TLS) its TLS socket, and by its HTTP/2 session. */
+  const bySocket = new WeakMap<net.Socket, Connection>();
+  const bySession = new WeakMap<http2.ServerHttp2Session, Connection>();
+  /** The connection whose socket is being handed to the HTTP/2 server (which makes its session at once). */
+  let handingOver: Connection | undefined;
   h2.on("session", (session) => {
+    const connection = handingOver;
+    if (connection) {
+      connection.session = session;
+      bySession.set(session, connection);
+    }
     sessions.add(session);
     session.once("close", () => sessions.delete(session));
     // No frame either way for this long: the peer is gone or stalled (streams send heartbeats). It
@@ -162,8 +226,12 @@ export async function listenOnePort(
       setTimeout(() => session.destroy(), CLOSE_GRACE_MS).unref();
     });
   });
-  /** Open connections per peer address, for the per-peer cap. */
-  const perPeer = new Map<string, number>();
+  h2.on("stream", (stream: http2.ServerHttp2Stream) => {
+    const connection = bySession.get(stream.session as http2.ServerHttp2Session);
+    if (!connection) return;
+    connection.streams++;
+    stream.once("close", () => connection.streams--);
+  });
   /** Peers told about (in the log) since they last went under the cap: one line per crossing. */
   const warned = new Set<string>();
   // http.Server tracks idle keep-alive sockets only for servers that listen themselves, so
@@ -194,9 +262,14 @@ export async function listenOnePort(
     secure.on("error", () => secure.destroy());
     if (secure.alpnProtocol === "h2") {
       h2Sockets.add(pending.socket);
+      handingOver = bySocket.get(pending.socket);
+      if (handingOver) bySocket.set(secure, handingOver);
       h2.emit("connection", secure);
+      handingOver = undefined;
     } else {
       h1InFlight.set(secure, 0);
+      const connection = bySocket.get(pending.socket);
+      if (connection) bySocket.set(secure, connection);
       h1.emit("connection", secure);
     }
   });
@@ -215,14 +288,33 @@ export async function listenOnePort(
   // each behind the peer's delayed ACK (tens of milliseconds on loopback).
   const tcp = net.createServer({ noDelay: true }, (socket) => {
     const peer = socket.remoteAddress ?? "unknown";
-    const open = perPeer.get(peer) ?? 0;
-    if (open >= limits.maxConnectionsPerPeer || sockets.size >= limits.maxConnections) {
+    const connection: Connection = {
+      peer,
+      trusted: false,
+      streams: 0,
+      socket,
+      busy: () => connection.streams > 0 || (h1InFlight.get(served.get(socket) ?? socket) ?? 0) > 0,
+      drop: () => socket.destroy(),
+    };
+    const evictedBefore = budget.evicted;
+    const refusal = budget.admit(connection);
+    if (budget.evicted > evictedBefore && !warned.has(`evict:${peer}`)) {
+      warned.add(`evict:${peer}`);
+      options.log?.warn("dropping unauthenticated connections to make room", {
+        peer,
+        open: budget.countOf(peer),
+        unauthenticated: budget.unauthenticated,
+        perPeerLimit: limits.maxUnauthenticatedPerPeer,
+        totalLimit: limits.maxUnauthenticated,
+      });
+    }
+    if (refusal) {
       if (!warned.has(peer)) {
         warned.add(peer);
-        options.log?.warn("refusing connections: too many open", {
+        options.log?.warn("refusing connections: too many authenticated connections open", {
           peer,
-          open,
-          total: sockets.size,
+          open: budget.countOf(peer),
+          total: budget.size,
           perPeerLimit: limits.maxConnectionsPerPeer,
           totalLimit: limits.maxConnections,
         });
@@ -230,13 +322,21 @@ export async function listenOnePort(
       socket.destroy();
       return;
     }
-    perPeer.set(peer, open + 1);
+    bySocket.set(socket, connection);
     sockets.add(socket);
+    const untrustedTimer = setInterval(() => {
+      if (connection.trusted) clearInterval(untrustedTimer);
+      else if (!connection.busy()) socket.destroy();
+    }, limits.unauthenticatedIdleMs);
+    connection.untrustedTimer = untrustedTimer;
     socket.once("close", () => {
+      clearInterval(untrustedTimer);
+      budget.closed(connection);
       sockets.delete(socket);
       h1InFlight.delete(served.get(socket) ?? socket);
       served.delete(socket);
-      release(peer);
+      if (budget.countOf(peer) < limits.maxConnectionsPerPeer) warned.delete(peer);
+      if (budget.countOf(peer) === 0) warned.delete(`evict:${peer}`);
     });
     // Counted from the connection's start, not from its last byte: a trickle cannot keep it.
     const sniffTimer = setTimeout(() => socket.destroy(), limits.firstBytesTimeoutMs);
@@ -273,7 +373,9 @@ export async function listenOnePort(
       if (isH2Prefix) {
         // The HTTP/2 session reads the unshifted preface itself; resuming here would lose it.
         h2Sockets.add(socket);
+        handingOver = bySocket.get(socket);
         h2.emit("connection", socket);
+        handingOver = undefined;
       } else {
         h1InFlight.set(socket, 0);
         h1.emit("connection", socket);
@@ -283,11 +385,12 @@ export async function listenOnePort(
     socket.on("data", onData);
   });
 
-  function release(peer: string): void {
-    const left = (perPeer.get(peer) ?? 1) - 1;
-    if (left <= 0) perPeer.delete(peer);
-    else perPeer.set(peer, left);
-    if (left < limits.maxConnectionsPerPeer && sockets.size < limits.maxConnections) warned.delete(peer);
+  function trust(connection: Connection): void {
+    if (connection.trusted) return;
+    connection.trusted = true;
+    clearInterval(connection.untrustedTimer);
+    budget.trusted(connection);
+    connection.session?.settings({ maxConcurrentStreams: limits.maxStreams });
   }
 
   await new Promise<void>((resolve, reject) => {
@@ -304,6 +407,14 @@ export async function listenOnePort(
     host: address.address,
     port: address.port,
     url: `${secureServer ? "https" : "http"}://${urlHost}:${address.port}`,
+    connectionOf: (req) => {
+      const connection =
+        "stream" in req ? bySession.get(req.stream.session as http2.ServerHttp2Session) : bySocket.get(req.socket);
+      if (!connection) return undefined;
+      // Only unauthenticated connections are dropped: an authenticated one carries someone's work.
+      return { trust: () => trust(connection), drop: () => connection.trusted || connection.drop() };
+    },
+    evicted: () => budget.evicted,
     close: async () => {
       closing = true;
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));

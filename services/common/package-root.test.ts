@@ -1,18 +1,13 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../test/support/servers.js";
+import { eachTempDir } from "../../test/support/temp-dir.js";
 import { packageRoot } from "./package-root.js";
 
 describe("packageRoot", () => {
   let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), "sa-pkgroot-"));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  eachTempDir("sa-pkgroot-", (made) => (dir = made));
 
   it("is the repository when running from source", () => {
     expect(packageRoot()).toBe(REPO_ROOT);

@@ -1,10 +1,12 @@
+import { setMaxListeners } from "node:events";
 import type { DescService, FileRegistry } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
 import { type ConnectNodeAdapterOptions, connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { type AuthPolicy, createAuthInterceptor } from "./auth.js";
+import { createAuthGate } from "./auth-gate.js";
 import { checkBinaryRequests } from "./binary-requests.js";
-import { cookieHeaderKey, hostKey, originKey, peerAddressKey } from "./context-keys.js";
+import { connectionKey, cookieHeaderKey, hostKey, originKey, peerAddressKey } from "./context-keys.js";
 import { createErrorInterceptor } from "./errors.js";
 import { FailureSlowdown } from "./failure-slowdown.js";
 import { registerHealth } from "./health.js";
@@ -74,9 +76,17 @@ export interface RunningServer {
  */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const shutdown = new AbortController();
+  // Connect links every call's signal to this one (an abort listener per call in flight, removed when
+  // the call ends), so its listener count is the number of calls in flight, bounded by the connection
+  // and stream caps; Node's default of 10 would warn of a leak at the 11th concurrent call.
+  setMaxListeners(0, shutdown.signal);
   const instanceId = options.instanceId ?? newInstanceId();
   const slowdown = options.slowdown ?? new FailureSlowdown();
   const origins = options.origins ?? new OwnOrigins();
+  // Set once listening; requests arrive only then.
+  let listener: OnePortServer | undefined;
+  /** Every RPC but health: the gate checks their credentials before Connect reads a byte of the body. */
+  const guardedPaths = new Set<string>();
   const handler = connectNodeAdapter({
     routes: (router) => {
       options.routes(router);
@@ -86,6 +96,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         options.services.map((s) => s.typeName),
       );
       checkBinaryRequests(router.handlers, READ_MAX_BYTES);
+      for (const h of router.handlers) {
+        if (h.service.typeName !== Health.typeName) guardedPaths.add(h.requestPath);
+      }
     },
     interceptors: [
       createErrorInterceptor(options.log),
@@ -101,6 +114,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       values.set(cookieHeaderKey, headerValue(req.headers.cookie));
       values.set(originKey, headerValue(req.headers.origin));
       values.set(hostKey, headerValue(req.headers.host ?? req.headers[":authority"]));
+      const connection = listener?.connectionOf(req);
+      if (connection) values.set(connectionKey, connection);
       return values;
     },
     fallback:
@@ -110,21 +125,31 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         res.end("not found\n");
       }),
   });
-  const listener: OnePortServer = await listenOnePort(handler, options.host, options.port, {
+  const gated = createAuthGate(handler, {
+    policy: options.auth,
+    guard: { slowdown, origins },
+    log: options.log,
+    role: options.role,
+    instanceId,
+    guardedPaths,
+    connectionOf: (req) => listener?.connectionOf(req),
+  });
+  listener = await listenOnePort(gated, options.host, options.port, {
     limits: options.listenerLimits,
     log: options.log,
     tls: options.tls,
   });
-  origins.bind(listener.host, listener.port, options.tls ? "https" : "http");
-  options.log.info("listening", { url: listener.url });
+  const bound = listener;
+  origins.bind(bound.host, bound.port, options.tls ? "https" : "http");
+  options.log.info("listening", { url: bound.url });
   return {
-    url: listener.url,
+    url: bound.url,
     instanceId,
-    port: listener.port,
+    port: bound.port,
     shutdownSignal: shutdown.signal,
     close: async () => {
       if (!shutdown.signal.aborted) shutdown.abort(new ConnectError("server stopping", Code.Unavailable));
-      await listener.close();
+      await bound.close();
     },
   };
 }

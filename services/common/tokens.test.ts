@@ -1,17 +1,12 @@
-import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { eachTempDir } from "../../test/support/temp-dir.js";
 import { generateToken, loadOrCreateToken, secretLabel, secretsEqual } from "./tokens.js";
 
 describe("tokens", () => {
   let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), "sa-tokens-"));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  eachTempDir("sa-tokens-", (made) => (dir = made));
 
   it("compares secrets exactly", () => {
     expect(secretsEqual("abc", "abc")).toBe(true);

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { chmod, mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { writeFileAtomic } from "./atomic-write.js";
 
 /** Bytes of randomness in a generated token: 32 bytes, as 43 base64url characters. */
 const TOKEN_BYTES = 32;
@@ -45,9 +46,14 @@ export function generateToken(): string {
 
 /**
  * Returns the token stored at `path`, generating one (mode 0600, written atomically) on first use.
- * Returns `created: true` when it had to be generated, so the caller can tell the user.
+ * Returns `created: true` when it had to be generated, so the caller can tell the user. When it cannot
+ * be written, the error names the folder that must be writable and `variable`, which gives the token
+ * instead.
  */
-export async function loadOrCreateToken(path: string): Promise<{ token: string; created: boolean }> {
+export async function loadOrCreateToken(
+  path: string,
+  variable = "STARAGENT_AUTH_TOKEN",
+): Promise<{ token: string; created: boolean }> {
   try {
     const existing = (await readFile(path, "utf8")).trim();
     if (existing.length > 0) return { token: checkToken(existing, `token file ${path}`), created: false };
@@ -55,10 +61,14 @@ export async function loadOrCreateToken(path: string): Promise<{ token: string; 
     if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
   }
   const token = generateToken();
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, `${token}\n`, { mode: 0o600 });
-  await chmod(tmp, 0o600);
-  await rename(tmp, path);
+  try {
+    await writeFileAtomic(path, `${token}\n`, 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    // A read-only or full home: say what to change, not only the system's word for it.
+    throw new Error(
+      `cannot write the token file ${path} (${code}): make ${dirname(path)} writable (or set STARAGENT_HOME to a writable folder), or give the token in ${variable} instead (16 or more printable characters)`,
+    );
+  }
   return { token, created: true };
 }

@@ -19,6 +19,7 @@ import {
   type WatchSessionsResponse,
   WatchSessionsResponseSchema,
 } from "../../gen/staragent/v1/session_service_pb.js";
+import { rejectionOf } from "../../test/support/codes.js";
 import { waitFor } from "../../test/support/wait.js";
 import { AsyncQueue } from "../common/async-queue.js";
 import { createLogger } from "../common/log.js";
@@ -164,14 +165,10 @@ describe("the Hub's SessionService over in-memory Nodes", () => {
         ),
       ),
     );
+  /** The code and message `call` fails with, for one assertion on both. */
   const codeOf = async (call: Promise<unknown>) => {
-    try {
-      await call;
-      return "no error";
-    } catch (err) {
-      const e = ConnectError.from(err);
-      return `${Code[e.code]}: ${e.rawMessage}`;
-    }
+    const e = await rejectionOf(call);
+    return `${Code[e.code]}: ${e.rawMessage}`;
   };
 
   it("routes a call by the node in its name, and relays a Node's answer with its code", async () => {

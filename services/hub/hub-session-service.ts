@@ -4,12 +4,20 @@ import { Connectivity } from "../../gen/staragent/v1/node_service_pb.js";
 import { type Session, SessionSchema } from "../../gen/staragent/v1/session_pb.js";
 import type {
   AdoptSessionRequest,
+  AnswerPromptRequest,
+  CancelQueuedMessageRequest,
+  CreateDirectoryRequest,
   CreateSessionRequest,
   GetChatRequest,
   GetSessionRequest,
+  InterruptSessionRequest,
   ListAdoptableSessionsRequest,
+  ListConversationsRequest,
+  ListDirectoriesRequest,
+  ListQueuedMessagesRequest,
   ListSessionsRequest,
   MarkSessionSeenRequest,
+  QueueChatMessageRequest,
   SendChatMessageRequest,
   SessionService,
   StopSessionRequest,
@@ -17,12 +25,15 @@ import type {
   WatchSessionsResponse,
 } from "../../gen/staragent/v1/session_service_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
+import { peerAddressKey, principalKey } from "../common/context-keys.js";
 import { Disposables, onAbort } from "../common/disposables.js";
+import { ON_BEHALF_OF_HEADER } from "../common/hops.js";
 import type { Logger } from "../common/log.js";
 import { MAX_PAGE_SIZE, paginate } from "../common/pagination.js";
 import { LOCAL_NODE_ID, parseParent, parseSessionName } from "../common/resource-names.js";
 import { parseSessionFilter } from "../common/session-filter.js";
 import { BUILT_IN_FILTER_NAMES } from "../node/index.js";
+import { forCaller } from "./node-client.js";
 import { callerEnd } from "./node-errors.js";
 import { NODE_CALL_TIMEOUT_MS, type NodeEntry, type NodeRegistry } from "./node-registry.js";
 import { type LastKnownSessions, WatchMerge } from "./watch-merge.js";
@@ -59,7 +70,8 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
           if (req.filter === "") this.lastKnown.set(node.id, sessions);
           return sessions;
         } catch (err) {
-          if (node.local) throw this.registry.relayError(node, err, ctx);
+          // The Node's client relayed the error: the local machine's and the caller's own end stand.
+          if (node.local) throw err;
           const own = callerEnd(ctx, err);
           if (own) throw own;
           unreachable.push(`nodes/${node.id}`);
@@ -80,7 +92,7 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
   }
 
   getSession(req: GetSessionRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.getSession(req, o));
+    return this.nodeOfName(req.name).sessions.getSession(req, forCaller(ctx));
   }
 
   /**
@@ -89,14 +101,12 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
    * the node starts nothing once the deadline has passed.
    */
   createSession(req: CreateSessionRequest, ctx: HandlerContext) {
-    const id = req.parent === "" ? LOCAL_NODE_ID : parseParent(req.parent);
-    if (id === "-") throw new ConnectError("parent: name one node (nodes/{node}), not nodes/-", Code.InvalidArgument);
-    const node = this.registry.get(id);
-    return this.forward(node, ctx, (n, o) => n.sessions.createSession({ ...req, parent: `nodes/${n.id}` }, o));
+    const node = this.oneNode(req.parent);
+    return node.sessions.createSession({ ...req, parent: `nodes/${node.id}` }, forCaller(ctx));
   }
 
   stopSession(req: StopSessionRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.stopSession(req, o));
+    return this.nodeOfName(req.name).sessions.stopSession(req, forCaller(ctx));
   }
 
   async listAdoptableSessions(req: ListAdoptableSessionsRequest, ctx: HandlerContext) {
@@ -105,15 +115,13 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
     const lists = await Promise.all(
       nodes.map(async (node) => {
         try {
-          this.registry.admit(node);
           const res = await node.sessions.listAdoptableSessions(
             { parent: `nodes/${node.id}` },
-            this.registry.callOptions(ctx, listTimeout(node)),
+            forCaller(ctx, { timeoutMs: listTimeout(node) }),
           );
-          this.registry.markSeen(node.id);
           return res.adoptableSessions;
         } catch (err) {
-          if (node.local) throw this.registry.relayError(node, err, ctx);
+          if (node.local) throw err;
           const own = callerEnd(ctx, err);
           if (own) throw own;
           this.registry.suspect(node.id);
@@ -126,19 +134,62 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
   }
 
   adoptSession(req: AdoptSessionRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.adoptSession(req, o));
+    return this.nodeOfName(req.name).sessions.adoptSession(req, forCaller(ctx));
   }
 
   markSessionSeen(req: MarkSessionSeenRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.markSessionSeen(req, o));
+    return this.nodeOfName(req.name).sessions.markSessionSeen(req, forCaller(ctx));
   }
 
   getChat(req: GetChatRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.getChat(req, o));
+    return this.nodeOfName(req.name).sessions.getChat(req, forCaller(ctx));
   }
 
   sendChatMessage(req: SendChatMessageRequest, ctx: HandlerContext) {
-    return this.forward(this.nodeOfName(req.name), ctx, (n, o) => n.sessions.sendChatMessage(req, o));
+    return this.nodeOfName(req.name).sessions.sendChatMessage(req, forCaller(ctx));
+  }
+
+  queueChatMessage(req: QueueChatMessageRequest, ctx: HandlerContext) {
+    return this.nodeOfName(req.name).sessions.queueChatMessage(req, forCaller(ctx));
+  }
+
+  listQueuedMessages(req: ListQueuedMessagesRequest, ctx: HandlerContext) {
+    return this.nodeOfName(req.name).sessions.listQueuedMessages(req, forCaller(ctx));
+  }
+
+  cancelQueuedMessage(req: CancelQueuedMessageRequest, ctx: HandlerContext) {
+    return this.nodeOfName(req.name).sessions.cancelQueuedMessage(req, forCaller(ctx));
+  }
+
+  listDirectories(req: ListDirectoriesRequest, ctx: HandlerContext) {
+    const node = this.oneNode(req.parent);
+    return node.sessions.listDirectories({ ...req, parent: `nodes/${node.id}` }, forCaller(ctx));
+  }
+
+  listConversations(req: ListConversationsRequest, ctx: HandlerContext) {
+    const node = this.oneNode(req.parent);
+    return node.sessions.listConversations({ ...req, parent: `nodes/${node.id}` }, forCaller(ctx));
+  }
+
+  createDirectory(req: CreateDirectoryRequest, ctx: HandlerContext) {
+    const node = this.oneNode(req.parent);
+    return node.sessions.createDirectory({ ...req, parent: `nodes/${node.id}` }, forCaller(ctx));
+  }
+
+  /** Forwarded to the owning node, naming this Hub's caller for that node's audit log. */
+  answerPrompt(req: AnswerPromptRequest, ctx: HandlerContext) {
+    const principal = ctx.values.get(principalKey);
+    const caller = `${principal.kind}@${ctx.values.get(peerAddressKey)}`;
+    const options = forCaller(ctx);
+    return this.nodeOfName(req.name).sessions.answerPrompt(req, {
+      ...options,
+      headers: withHeader(options.headers, ON_BEHALF_OF_HEADER, caller),
+    });
+  }
+
+  /** Forwarded to the owning node, which types the CLI's interrupt keys. */
+  interruptSession(req: InterruptSessionRequest, ctx: HandlerContext) {
+    return this.nodeOfName(req.name).sessions.interruptSession(req, forCaller(ctx));
   }
 
   /**
@@ -146,10 +197,12 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
    * node has answered or failed, then their changes. A node whose stream breaks, or that its health
    * check finds OFFLINE (a hung Node's stream never breaks by itself), is reported at once in
    * `unreachable` (UNREACHABLE_CHANGED) and watched again with backoff, at the latest when its health
-   * check sees it back; its fresh snapshot is then sent as changes.
+   * check sees it back; its fresh snapshot is then sent as changes. A watch of every node takes in
+   * the nodes added to the Hub after it started, and one removed takes its sessions out.
    */
   async *watchSessions(req: WatchSessionsRequest, ctx: HandlerContext): AsyncGenerator<WatchSessionsResponse> {
-    const nodes = this.nodesOf(parseParent(req.parent));
+    const parent = parseParent(req.parent);
+    const nodes = this.nodesOf(parent);
     const queue = new AsyncQueue<WatchSessionsResponse>();
     const merge = new WatchMerge(
       nodes.map((node) => node.id),
@@ -158,13 +211,41 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
     const send = (events: WatchSessionsResponse[]) => {
       for (const event of events) queue.push(event);
     };
-    const followers = nodes.map((node) => this.follow(node, merge, send, ctx));
-    const unlisten = onAbort(ctx.signal, () => queue.close());
+    /** The node entry each follower watches, by node id. */
+    const followed = new Map<string, NodeEntry>();
+    const followers: Promise<void>[] = [];
+    const startFollowing = (node: NodeEntry) => {
+      followed.set(node.id, node);
+      followers.push(this.follow(node, merge, send, ctx));
+    };
+    // Nodes removed from or added to the Hub while the watch runs (a watch of every node only): a
+    // removed node's sessions leave at once, an added one (or one added again) is followed.
+    const reconcile = () => {
+      for (const [id, node] of followed) {
+        if (this.registry.isCurrent(node)) continue;
+        followed.delete(id);
+        // A node changed in place (UpdateNode) keeps its sessions until its new entry's snapshot.
+        const replacement = this.registry.list().find((n) => n.id === id);
+        if (replacement) startFollowing(replacement);
+        else send(merge.nodeRemoved(id));
+      }
+      if (parent !== "-") return;
+      for (const node of this.registry.list()) {
+        if (followed.has(node.id) || ctx.signal.aborted) continue;
+        send(merge.nodeAdded(node.id));
+        startFollowing(node);
+      }
+    };
+    for (const node of nodes) startFollowing(node);
+    const cleanup = new Disposables();
+    cleanup.add(onAbort(ctx.signal, () => queue.close()));
+    cleanup.add(this.registry.onChange(reconcile));
+    reconcile();
     send(merge.start());
     try {
       yield* queue;
     } finally {
-      unlisten();
+      cleanup.dispose();
       await Promise.allSettled(followers);
     }
   }
@@ -180,10 +261,8 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
     const removed = () => !this.registry.isCurrent(node);
     const offline = () => !node.local && node.connectivity === Connectivity.OFFLINE;
     while (!ctx.signal.aborted) {
-      if (removed()) {
-        send(merge.nodeRemoved(node.id));
-        return;
-      }
+      // The watch took its sessions out when the registry dropped it (`reconcile`).
+      if (removed()) return;
       if (!offline()) {
         // One attempt; it ends when the node's health check finds it OFFLINE, or with the caller.
         const attempt = new AbortController();
@@ -195,12 +274,11 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
           }),
         );
         try {
-          const options = this.registry.callOptions(ctx);
           for await (const event of node.sessions.watchSessions(
             { parent: `nodes/${node.id}` },
-            { ...options, signal: attempt.signal },
+            forCaller(ctx, { signal: attempt.signal }),
           )) {
-            this.registry.markSeen(node.id);
+            if (removed()) break;
             backoff = REWATCH_INITIAL_MS;
             send(merge.nodeEvent(node.id, event));
           }
@@ -215,8 +293,7 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
           cleanup.dispose();
         }
       }
-      if (ctx.signal.aborted) return;
-      if (removed()) continue;
+      if (ctx.signal.aborted || removed()) return;
       send(merge.nodeUnreachable(node.id));
       // Retry after the backoff, or as soon as the registry changes (the node back ONLINE).
       const until = Date.now() + backoff;
@@ -230,14 +307,13 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
 
   /** Every session of `node` matching `filter` (all pages), with the caller's deadline capped for lists. */
   private async allSessions(node: NodeEntry, filter: string, ctx: HandlerContext): Promise<Session[]> {
-    this.registry.admit(node);
     const out: Session[] = [];
     let pageToken = "";
     try {
       do {
         const res = await node.sessions.listSessions(
           { parent: `nodes/${node.id}`, filter, pageSize: MAX_PAGE_SIZE, pageToken },
-          this.registry.callOptions(ctx, listTimeout(node)),
+          forCaller(ctx, { timeoutMs: listTimeout(node) }),
         );
         out.push(...res.sessions);
         pageToken = res.nextPageToken;
@@ -246,24 +322,14 @@ export class HubSessionService implements ServiceImpl<typeof SessionService> {
       if (!callerEnd(ctx, err)) this.registry.suspect(node.id);
       throw err;
     }
-    this.registry.markSeen(node.id);
     return out;
   }
 
-  /** Calls `node` for the caller of `ctx`; a failure becomes the error the caller should see. */
-  private async forward<T>(
-    node: NodeEntry,
-    ctx: HandlerContext,
-    call: (node: NodeEntry, options: CallOptions) => Promise<T>,
-  ): Promise<T> {
-    this.registry.admit(node);
-    try {
-      const result = await call(node, this.registry.callOptions(ctx));
-      this.registry.markSeen(node.id);
-      return result;
-    } catch (err) {
-      throw this.registry.relayError(node, err, ctx);
-    }
+  /** The one node a node-scoped request names (`parent`; empty means the Hub's own machine). */
+  private oneNode(parent: string): NodeEntry {
+    const id = parent === "" ? LOCAL_NODE_ID : parseParent(parent);
+    if (id === "-") throw new ConnectError("parent: name one node (nodes/{node}), not nodes/-", Code.InvalidArgument);
+    return this.registry.get(id);
   }
 
   private nodeOfName(name: string): NodeEntry {
@@ -290,4 +356,11 @@ function listTimeout(node: NodeEntry): number | undefined {
  */
 function sessionKey(session: Session): string {
   return `${session.node}\u0000${session.tmuxSession}`;
+}
+
+/** `headers` (any form CallOptions takes) with one more header. */
+function withHeader(headers: CallOptions["headers"], name: string, value: string): Headers {
+  const out = new Headers(headers);
+  out.set(name, value);
+  return out;
 }

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ConnectRequest, ConnectRequestSchema } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { type ConnectRequest, ConnectRequestSchema, ExitCause } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { type InProcessHub, startInProcessHub, tmuxClients } from "../../test/support/in-process-hub.js";
 import { TestViewer } from "../../test/support/test-viewer.js";
 import { waitFor } from "../../test/support/wait.js";
@@ -66,6 +66,7 @@ describe("a Hub that stops gracefully", () => {
     for (const v of viewers) {
       expect(v.error).toBeUndefined();
       expect(v.events.at(-1)?.event).toMatchObject({ case: "exited", value: { reason: "the Hub is stopping" } });
+      expect(v.events.at(-1)?.event).toMatchObject({ value: { cause: ExitCause.SERVER_STOPPING } });
     }
     await Promise.all(bidi.map((b) => b.done));
     for (const b of bidi) {

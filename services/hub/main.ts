@@ -20,7 +20,11 @@ const WEB_DIST = "web/dist";
  * `staragent hub`: the composition root of the Hub. Reads the environment and flags, builds the
  * local machine backend and the node registry, serves them until SIGINT or SIGTERM.
  */
-export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
+export async function runHub(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  options: { readonly systemSession?: boolean } = {},
+): Promise<void> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -56,6 +60,12 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     config.nodeToken === undefined
       ? undefined
       : checkToken(config.nodeToken, "STARAGENT_NODE_TOKEN", "unset it when no --node needs it");
+  const vapidSubject = env.STARAGENT_VAPID_SUBJECT || undefined;
+  if (vapidSubject !== undefined && !/^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/.test(vapidSubject)) {
+    throw new Error(
+      `STARAGENT_VAPID_SUBJECT: ${JSON.stringify(vapidSubject.slice(0, 80))} is not a mailto: address or an https: URL (push services contact the Hub's operator there)`,
+    );
+  }
   const machine = createMachine({
     nodeName: LOCAL_NODE_ID,
     home: config.home,
@@ -76,6 +86,7 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
     nodeToken,
     tls,
     nodeCa,
+    vapidSubject,
   });
   const loop = nodes.find((node) => leadsToThisHub(node.url, values.host, hub.port));
   if (loop) {
@@ -89,9 +100,13 @@ export async function runHub(argv: string[], env: NodeJS.ProcessEnv): Promise<vo
   const where = config.authToken
     ? "from STARAGENT_AUTH_TOKEN"
     : `in ${tokenFile}${token.created ? " (generated now)" : ""}`;
+  // A system session's pane is shown by the dashboard's Terminal and kept in tmux's history: the
+  // login link (which holds the token) is printed only to a person's own terminal.
+  const login = options.systemSession
+    ? `Log in: ${hub.url}/login with the token ${where}\n`
+    : `Log in: ${hub.url}/login#token=${token.token}\n`;
   process.stdout.write(
-    `StarAgent Hub listening on ${hub.url}\n` +
-      `Log in: ${hub.url}/login#token=${token.token}\n` +
+    `StarAgent Hub listening on ${hub.url}\n${login}` +
       `(the token is ${where}; scripts send it as 'authorization: Bearer <token>')\n`,
   );
   await waitForSignal();

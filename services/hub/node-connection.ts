@@ -1,8 +1,7 @@
 import { rootCertificates } from "node:tls";
-import type { CallOptions, HandlerContext, Transport } from "@connectrpc/connect";
+import type { Transport } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { bearerInterceptor } from "../common/bearer.js";
-import { nextVia, VIA_HEADER } from "../common/hops.js";
 
 /**
  * HTTP/2 keepalive towards Nodes: a PING after this long without data on a connection with open
@@ -53,25 +52,5 @@ export function http2Connector(nodeCa: string | undefined): NodeConnector {
       acceptCompression: NODE_ACCEPT_COMPRESSION,
     });
     return { transport, close: () => connection.abort() };
-  };
-}
-
-/**
- * Options for a call to a node on behalf of `ctx`: the caller's signal and remaining deadline (the
- * Node then stops too), capped at `capMs` when given, and `instanceId` (this Hub) added to
- * `staragent-via`.
- */
-export function nodeCallOptions(ctx: HandlerContext, instanceId: string, capMs?: number): CallOptions {
-  const remaining = ctx.timeoutMs();
-  const timeoutMs =
-    remaining === undefined
-      ? capMs
-      : capMs === undefined
-        ? Math.max(1, remaining)
-        : Math.max(1, Math.min(remaining, capMs));
-  return {
-    signal: ctx.signal,
-    timeoutMs,
-    headers: { [VIA_HEADER]: nextVia(ctx.requestHeader.get(VIA_HEADER), instanceId) },
   };
 }

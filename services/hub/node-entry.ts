@@ -5,6 +5,7 @@ import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { Connectivity, type Node, NodeSchema } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { WorkspaceService } from "../../gen/staragent/v1/workspace_service_pb.js";
 import { LOCAL_NODE_ID } from "../common/resource-names.js";
 import { STARAGENT_VERSION } from "../common/version.js";
 import type { NodeProblem } from "./node-errors.js";
@@ -17,6 +18,7 @@ export interface NodeEntry {
   readonly displayName: string;
   readonly sessions: Client<typeof SessionService>;
   readonly terminal: Client<typeof TerminalStream>;
+  readonly workspace: Client<typeof WorkspaceService>;
   /** From the health check only (`local` is always ONLINE). */
   connectivity: Connectivity;
   /** When the Hub last heard from the node: a health check, a call or a stream event. */
@@ -39,6 +41,7 @@ export function localNodeEntry(transport: Transport): NodeEntry {
     displayName: hostname(),
     sessions: createClient(SessionService, transport),
     terminal: createClient(TerminalStream, transport),
+    workspace: createClient(WorkspaceService, transport),
     connectivity: Connectivity.ONLINE,
     lastSeen: new Date(),
     lastError: "",
@@ -60,6 +63,7 @@ export function remoteNodeEntry(
     displayName: node.displayName || node.id,
     sessions: createClient(SessionService, transport),
     terminal: createClient(TerminalStream, transport),
+    workspace: createClient(WorkspaceService, transport),
     connectivity: Connectivity.CONNECTING,
     lastSeen: undefined,
     lastError: "",

@@ -80,7 +80,7 @@ export function describeProblem(
     case "refused":
       return (
         `the Node at ${node.url} refuses the Hub's node token (${why}): give the Hub the token from the ` +
-        "Node's $STARAGENT_HOME/node_token or its STARAGENT_NODE_TOKEN (RemoveNode and AddNode again; for " +
+        "Node's $STARAGENT_HOME/node_token or its STARAGENT_NODE_TOKEN (UpdateNode, staragent nodes set; for " +
         "--node nodes, the Hub's STARAGENT_NODE_TOKEN)"
       );
     case "wrong-node":

@@ -1,5 +1,4 @@
 import {
-  type CallOptions,
   type Client,
   Code,
   ConnectError,
@@ -12,11 +11,13 @@ import { Disposables, onAbort } from "../common/disposables.js";
 import type { JsonFile } from "../common/json-file.js";
 import type { Logger } from "../common/log.js";
 import { LOCAL_NODE_ID } from "../common/resource-names.js";
-import { http2Connector, type NodeConnection, type NodeConnector, nodeCallOptions } from "./node-connection.js";
+import { nodeClientTransport } from "./node-client.js";
+import { http2Connector, type NodeConnection, type NodeConnector } from "./node-connection.js";
 import { localNodeEntry, type NodeEntry, remoteNodeEntry, toNode } from "./node-entry.js";
 import { describeProblem, relayNodeError, scrub } from "./node-errors.js";
 import { checkNode, HealthLoop, type HealthOutcome } from "./node-health.js";
 import { openNodeStore, type StoredNode } from "./node-store.js";
+import { vetNode } from "./node-vetting.js";
 
 export type { NodeEntry } from "./node-entry.js";
 export type { StoredNode } from "./node-store.js";
@@ -32,12 +33,6 @@ export const NODE_CALL_TIMEOUT_MS = 5_000;
  * carry). Anything else (CR, LF, spaces, non-ASCII) could never authenticate and could break headers.
  */
 export const NODE_TOKEN_PATTERN = /^[\x21-\x7e]+$/;
-
-/**
- * How long AddNode waits for its first look at a Node. A URL leading back to a Hub answers at once;
- * a Node that does not answer this fast is added as CONNECTING and left to its health check.
- */
-const VET_TIMEOUT_MS = 2_000;
 
 /** What the registry is built from. */
 export interface NodeRegistryOptions {
@@ -57,6 +52,11 @@ export interface NodeRegistryOptions {
   readonly nodeCa?: string;
   /** How remote Nodes are reached (default: gRPC over HTTP/2, `http2Connector`); tests pass in-memory Nodes. */
   readonly connect?: NodeConnector;
+  /**
+   * Holds the health checks back until startHealthChecks(): the Hub's, so that its first checks find
+   * its own port listening (a Node URL that leads back to the Hub is then told as such, not as closed).
+   */
+  readonly deferHealthChecks?: boolean;
 }
 
 /** A remote node's private parts: its token (to scrub from messages) and its health check. */
@@ -85,14 +85,16 @@ export class NodeRegistry {
   private readonly connect: NodeConnector;
   private readonly listeners = new Set<() => void>();
   private closed = false;
+  private checking = false;
 
   constructor(private readonly options: NodeRegistryOptions) {
     this.store = openNodeStore(options.home, options.log);
     this.connect = options.connect ?? http2Connector(options.nodeCa);
-    this.nodes.set(LOCAL_NODE_ID, localNodeEntry(options.localTransport));
+    const local: NodeEntry = localNodeEntry(this.clientTransport(options.localTransport, () => local));
+    this.nodes.set(LOCAL_NODE_ID, local);
   }
 
-  /** Loads the stored nodes and the command-line ones, and starts checking them. */
+  /** Loads the stored nodes and the command-line ones, and starts checking them (see deferHealthChecks). */
   async load(): Promise<void> {
     for (const node of this.options.commandLineNodes) {
       const token = this.options.commandLineToken;
@@ -122,27 +124,11 @@ export class NodeRegistry {
   }
 
   /**
-   * Checks a Node before it is registered: its URL must not lead back to this Hub or to another Hub
-   * (INVALID_ARGUMENT). A Node that cannot be reached yet, or refuses the token, may still be added:
-   * its connectivity says so and the health check keeps trying. Resolves with what the check found,
-   * or undefined when the Node did not answer in time (it starts CONNECTING).
+   * Checks a Node before it is stored (`node-vetting.ts`): refused with one sentence when it cannot
+   * be reached or refuses its token, unless `force`; a URL leading back to a Hub always.
    */
-  async vet(node: StoredNode): Promise<HealthOutcome | undefined> {
-    const connection = this.connect(node);
-    const nodes = createClient(NodeService, connection.transport);
-    const outcome = await checkNode(
-      { id: node.id, nodes, via: this.options.instanceId },
-      new AbortController().signal,
-      VET_TIMEOUT_MS,
-    );
-    connection.close();
-    if (!outcome.ok && (outcome.problem === "loop" || outcome.problem === "not-a-node")) {
-      throw new ConnectError(
-        `url: ${describeProblem(outcome.problem, node, scrub(outcome.why, node.token))}`,
-        Code.InvalidArgument,
-      );
-    }
-    return !outcome.ok && outcome.timedOut ? undefined : outcome;
+  vet(node: StoredNode, force: boolean): Promise<HealthOutcome | undefined> {
+    return vetNode(node, { connect: this.connect, instanceId: this.options.instanceId, force });
   }
 
   /** True while `entry` is the registry's node of its id (false once removed). */
@@ -159,6 +145,40 @@ export class NodeRegistry {
     return entry;
   }
 
+  /**
+   * Replaces a stored remote node's URL, token or display name (its id stays): a fresh connection and
+   * health check (from `first`, when vetted). Watches follow the new entry (`isCurrent`).
+   */
+  async update(node: StoredNode, first?: HealthOutcome): Promise<NodeEntry> {
+    const old = this.get(node.id);
+    if (old.local)
+      throw new ConnectError("The Hub's own machine has no URL or token to change.", Code.FailedPrecondition);
+    if (this.options.commandLineNodes.some((n) => n.id === node.id)) {
+      throw new ConnectError(
+        `${node.id} is given on the Hub's command line (--node): change it there and restart the Hub.`,
+        Code.FailedPrecondition,
+      );
+    }
+    await this.store.update((nodes) => nodes.map((n) => (n.id === node.id ? node : n)));
+    const link = this.links.get(node.id);
+    this.links.delete(node.id);
+    await link?.health?.close();
+    link?.connection.close();
+    const entry = this.addEntry(node, first);
+    this.changed();
+    return entry;
+  }
+
+  /** The stored form of a remote node (with its token), for UpdateNode to change. */
+  stored(id: string): StoredNode {
+    const entry = this.get(id);
+    const token = this.links.get(id)?.token;
+    if (entry.local || token === undefined) {
+      throw new ConnectError("The Hub's own machine has no URL or token to change.", Code.FailedPrecondition);
+    }
+    return { id, url: entry.url, token, displayName: entry.displayName };
+  }
+
   /** Forgets a remote node (its sessions keep running on it). */
   async remove(id: string): Promise<void> {
     const node = this.get(id);
@@ -170,6 +190,13 @@ export class NodeRegistry {
     await link?.health?.close();
     link?.connection.close();
     this.changed();
+  }
+
+  /** Starts the health checks held back by `deferHealthChecks` (the Hub calls it once it listens). */
+  startHealthChecks(): void {
+    if (this.checking || !this.options.deferHealthChecks) return;
+    this.checking = true;
+    if (!this.closed) for (const link of this.links.values()) link.health?.start();
   }
 
   /** Stops every health check and closes the connections to the Nodes. */
@@ -222,14 +249,6 @@ export class NodeRegistry {
     return relayed.error;
   }
 
-  /**
-   * Options for a call to a node on behalf of `ctx`: the caller's signal and remaining deadline (the
-   * Node then stops too), capped at `capMs` when given, and this Hub's instance id in `staragent-via`.
-   */
-  callOptions(ctx: HandlerContext, capMs?: number): CallOptions {
-    return nodeCallOptions(ctx, this.options.instanceId, capMs);
-  }
-
   /** The Node resource for an entry. */
   toNode(entry: NodeEntry): Node {
     return toNode(entry);
@@ -264,7 +283,10 @@ export class NodeRegistry {
     // A token that cannot be sent never reaches a transport (whose errors would quote it).
     const connection = this.connect(usable ? node : { ...node, token: "unusable" });
     const transport = connection.transport;
-    const entry = remoteNodeEntry(node, transport);
+    const entry: NodeEntry = remoteNodeEntry(
+      node,
+      this.clientTransport(transport, () => entry),
+    );
     this.nodes.set(node.id, entry);
     const nodes = createClient(NodeService, transport);
     if (!usable) {
@@ -285,8 +307,21 @@ export class NodeRegistry {
     });
     this.links.set(node.id, { token: node.token, nodes, health, connection });
     if (first) this.apply(entry, first);
-    if (!this.closed) health.start();
+    if (!this.closed && (this.checking || !this.options.deferHealthChecks)) health.start();
     return entry;
+  }
+
+  /**
+   * The transport of a node's clients: every call through them is admitted, passes the caller's
+   * deadline on, is relayed and counts as seen (`node-client.ts`). `entry` is the node's entry.
+   */
+  private clientTransport(transport: Transport, entry: () => NodeEntry): Transport {
+    return nodeClientTransport(transport, {
+      instanceId: this.options.instanceId,
+      admit: () => this.admit(entry()),
+      seen: () => this.markSeen(entry().id),
+      relay: (error, ctx) => this.relayError(entry(), error, ctx),
+    });
   }
 
   /** Applies a health check's outcome to `entry`; tells listeners when anything they show changed. */

@@ -7,6 +7,7 @@ import {
   type Node,
   type NodeService,
   type RemoveNodeRequest,
+  type UpdateNodeRequest,
   WatchNodesResponseSchema,
 } from "../../gen/staragent/v1/node_service_pb.js";
 import { AsyncQueue } from "../common/async-queue.js";
@@ -14,9 +15,8 @@ import { Disposables, onAbort } from "../common/disposables.js";
 import { paginate } from "../common/pagination.js";
 import { LOCAL_NODE_ID, NODE_ID_PATTERN } from "../common/resource-names.js";
 import { NODE_TOKEN_PATTERN, type NodeRegistry } from "./node-registry.js";
+import { checkNodeUrl } from "./node-url.js";
 
-/** Longest node URL accepted. */
-const MAX_URL_LENGTH = 2048;
 /** Longest node token accepted. */
 const MAX_TOKEN_LENGTH = 1024;
 /** Longest display name accepted. */
@@ -49,50 +49,30 @@ export class HubNodeService implements ServiceImpl<typeof NodeService> {
         Code.InvalidArgument,
       );
     }
-    let url: URL;
-    try {
-      url = new URL(req.url);
-    } catch {
-      throw new ConnectError(
-        `url: ${JSON.stringify(req.url.slice(0, 80))} is not a URL (http://host:port)`,
-        Code.InvalidArgument,
-      );
-    }
-    if (
-      (url.protocol !== "http:" && url.protocol !== "https:") ||
-      req.url.length > MAX_URL_LENGTH ||
-      url.username ||
-      url.password
-    ) {
-      throw new ConnectError(
-        "url: must be http:// or https:// with a host and port, without credentials",
-        Code.InvalidArgument,
-      );
-    }
-    if (req.token === "" || req.token.length > MAX_TOKEN_LENGTH) {
-      throw new ConnectError(
-        "token: the Node's node token is required (at most 1024 characters)",
-        Code.InvalidArgument,
-      );
-    }
-    if (!NODE_TOKEN_PATTERN.test(req.token)) {
-      // Never echoed: it is a secret, and its bad characters could forge lines or headers.
-      throw new ConnectError(
-        "token: a node token is printable ASCII without spaces or line breaks (as in $STARAGENT_HOME/node_token)",
-        Code.InvalidArgument,
-      );
-    }
-    if (req.displayName.length > MAX_DISPLAY_NAME_LENGTH) {
-      throw new ConnectError(`display_name: at most ${MAX_DISPLAY_NAME_LENGTH} characters`, Code.InvalidArgument);
-    }
+    const url = checkNodeUrl(req.url);
+    checkToken(req.token);
+    checkDisplayName(req.displayName);
     if (this.registry.list().some((n) => n.id === req.nodeId)) {
       throw new ConnectError(`node_id: node ${req.nodeId} already exists`, Code.AlreadyExists);
     }
     const node = { id: req.nodeId, url: url.origin, token: req.token, displayName: req.displayName || req.nodeId };
-    // A URL leading back to this Hub, or to another Hub, is refused here; one that does not answer
-    // yet is added (and shown OFFLINE with the reason until it does).
-    const first = await this.registry.vet(node);
+    // A URL leading back to this Hub, or to another Hub, is refused here; one that cannot be reached
+    // or refuses the token too, unless forced (it is then shown OFFLINE with the reason until it answers).
+    const first = await this.registry.vet(node, req.force);
     const entry = await this.registry.add(node, first);
+    return { node: this.registry.toNode(entry) };
+  }
+
+  async updateNode(req: UpdateNodeRequest) {
+    const current = this.registry.stored(nodeId(req.name));
+    const node = {
+      id: current.id,
+      url: req.url === "" ? current.url : checkNodeUrl(req.url).origin,
+      token: req.token === "" ? current.token : checkToken(req.token),
+      displayName: req.displayName === "" ? current.displayName : checkDisplayName(req.displayName),
+    };
+    const first = await this.registry.vet(node, req.force);
+    const entry = await this.registry.update(node, first);
     return { node: this.registry.toNode(entry) };
   }
 
@@ -116,6 +96,29 @@ export class HubNodeService implements ServiceImpl<typeof NodeService> {
       cleanup.dispose();
     }
   }
+}
+
+/** A node token the Hub can send, or INVALID_ARGUMENT (never echoing it). */
+function checkToken(token: string): string {
+  if (token === "" || token.length > MAX_TOKEN_LENGTH) {
+    throw new ConnectError("token: the Node's node token is required (at most 1024 characters)", Code.InvalidArgument);
+  }
+  if (!NODE_TOKEN_PATTERN.test(token)) {
+    // Never echoed: it is a secret, and its bad characters could forge lines or headers.
+    throw new ConnectError(
+      "token: a node token is printable ASCII without spaces or line breaks (as in $STARAGENT_HOME/node_token)",
+      Code.InvalidArgument,
+    );
+  }
+  return token;
+}
+
+/** A display name of acceptable length, or INVALID_ARGUMENT. */
+function checkDisplayName(displayName: string): string {
+  if (displayName.length > MAX_DISPLAY_NAME_LENGTH) {
+    throw new ConnectError(`display_name: at most ${MAX_DISPLAY_NAME_LENGTH} characters`, Code.InvalidArgument);
+  }
+  return displayName;
 }
 
 function nodeId(name: string): string {

@@ -1,32 +1,32 @@
 import { join } from "node:path";
-import { JsonFile } from "../common/json-file.js";
+import * as v from "valibot";
+import { JsonFile, schemaValidator } from "../common/json-file.js";
 import type { Logger } from "../common/log.js";
 
 /** A remote node as stored in `.staragent/nodes.json` (mode 0600: it holds node tokens). */
-export interface StoredNode {
-  readonly id: string;
-  readonly url: string;
-  readonly token: string;
-  readonly displayName: string;
-}
+const StoredNodeSchema = v.pipe(
+  v.object({
+    id: v.string(),
+    url: v.string(),
+    token: v.string(),
+    /** Shown in the dashboard; the id when the file has none. */
+    displayName: v.optional(v.unknown()),
+  }),
+  v.transform((n) => ({
+    id: n.id,
+    url: n.url,
+    token: n.token,
+    displayName: typeof n.displayName === "string" ? n.displayName : n.id,
+  })),
+);
+
+/** `.staragent/nodes.json`: the remote nodes added through the API. */
+const NodesFileSchema = v.array(StoredNodeSchema);
+
+/** A remote node as stored in `.staragent/nodes.json`. */
+export type StoredNode = Readonly<v.InferOutput<typeof StoredNodeSchema>>;
 
 /** The file of remote nodes added through the API, under the Hub's home. */
 export function openNodeStore(home: string, log: Logger): JsonFile<StoredNode[]> {
-  return new JsonFile(join(home, "nodes.json"), validateStoredNodes, () => [], log);
-}
-
-function validateStoredNodes(value: unknown): StoredNode[] {
-  if (!Array.isArray(value)) throw new Error("nodes.json must be a JSON array");
-  return value.map((v, i) => {
-    const n = v as Partial<StoredNode>;
-    if (typeof n?.id !== "string" || typeof n.url !== "string" || typeof n.token !== "string") {
-      throw new Error(`nodes.json: entry ${i} needs id, url and token (strings)`);
-    }
-    return {
-      id: n.id,
-      url: n.url,
-      token: n.token,
-      displayName: typeof n.displayName === "string" ? n.displayName : n.id,
-    };
-  });
+  return new JsonFile(join(home, "nodes.json"), schemaValidator(NodesFileSchema, "nodes.json"), () => [], log);
 }

@@ -1,6 +1,7 @@
-import { createHash } from "node:crypto";
-import { readdir, readFile, stat } from "node:fs/promises";
-import { extname, join, relative, sep } from "node:path";
+import { stat } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { extname, join } from "node:path";
+import sirv, { type RequestHandler } from "sirv";
 import type { FallbackHandler } from "../common/server.js";
 
 /**
@@ -35,6 +36,8 @@ const SECURITY_HEADERS: Record<string, string> = {
 /** Built files whose names carry a content hash (Vite's `assets/`): cached for a year, never revalidated. */
 const HASHED_PREFIX = "/assets/";
 const IMMUTABLE_CACHE = "public, max-age=31536000, immutable";
+/** Requests for a build's pre-compressed copies by name: they are served only as encodings of their file. */
+const COMPRESSED_COPY = /\.(?:br|gz)$/;
 /**
  * Everything else (index.html, the service worker, the favicon) is revalidated on every use (its ETag
  * answers 304 when unchanged), so a new build shows at once; unlike no-store, this keeps the page
@@ -44,6 +47,8 @@ const NO_CACHE = "no-cache";
 
 /** Dashboard routes answered with index.html (the page routes on its own). */
 const APP_ROUTE = /^\/(?:login|nodes|sessions(?:\/[^.]*)?)?\/?$/;
+/** Every path that is not a dashboard route: sirv's SPA fallback passes over these (a 404 instead). */
+const NOT_APP_ROUTE = new RegExp(`^(?!${APP_ROUTE.source.slice(1, -1)}$)`);
 
 const CONTENT_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -58,19 +63,10 @@ const CONTENT_TYPES: Record<string, string> = {
   ".txt": "text/plain; charset=utf-8",
 };
 
-/** One built file and its pre-compressed variants, held in memory (the whole dashboard is well under 1 MB). */
-interface SiteFile {
-  readonly type: string;
-  readonly etag: string;
-  readonly identity: Buffer;
-  readonly br: Buffer | undefined;
-  readonly gzip: Buffer | undefined;
-}
-
 type Request = Parameters<FallbackHandler>[0];
 type Response = Parameters<FallbackHandler>[1];
 
-/** The built dashboard, served from memory. */
+/** The built dashboard, served from disk by sirv. */
 export interface StaticSite {
   /** True when a built dashboard (index.html) exists. */
   available(): Promise<boolean>;
@@ -82,113 +78,66 @@ export interface StaticSite {
 }
 
 /**
- * Serves `distDir` (the Vite build): the `.br` or `.gz` made at build time when the browser accepts
- * it, an ETag per file, long caching for hashed assets and none for the rest, index.html for the
- * dashboard's routes, and a strict Content-Security-Policy. Only files found in `distDir` when it is
- * read can be served, so no path can reach outside it. A rebuild is noticed by index.html's mtime.
+ * Serves `distDir` (the Vite build) with sirv: the `.br` or `.gz` made at build time when the browser
+ * accepts it (q-values honoured), an ETag per file and encoding, long caching for hashed assets and
+ * revalidation for the rest, index.html for the dashboard's routes (sirv's SPA fallback, for those
+ * routes only), and a strict Content-Security-Policy. sirv serves only the files it found in
+ * `distDir` when it was made, so no path can reach outside it; a rebuild is noticed by index.html's
+ * mtime, and a new sirv is made for it.
  */
 export function createStaticSite(distDir: string): StaticSite {
-  let files: Map<string, SiteFile> | undefined;
+  let handler: RequestHandler | undefined;
   let loadedMtime = -1;
-  let loading: Promise<Map<string, SiteFile> | undefined> | undefined;
 
-  const current = async (): Promise<Map<string, SiteFile> | undefined> => {
+  const current = async (): Promise<RequestHandler | undefined> => {
     const index = await stat(join(distDir, "index.html")).catch(() => undefined);
     if (!index?.isFile()) {
-      files = undefined;
+      handler = undefined;
       loadedMtime = -1;
       return undefined;
     }
-    if (files && index.mtimeMs === loadedMtime) return files;
-    if (!loading) {
-      loading = loadSite(distDir)
-        .then((loaded) => {
-          files = loaded;
-          loadedMtime = index.mtimeMs;
-          return loaded;
-        })
-        .finally(() => {
-          loading = undefined;
-        });
+    if (!handler || index.mtimeMs !== loadedMtime) {
+      handler = sirv(distDir, {
+        dev: false,
+        etag: true,
+        brotli: true,
+        gzip: true,
+        // index.html answers for "/" (and the fallback), found as "/index" plus ".html".
+        extensions: ["html"],
+        single: "index.html",
+        ignores: [NOT_APP_ROUTE.source],
+        setHeaders,
+      });
+      loadedMtime = index.mtimeMs;
     }
-    return loading;
+    return handler;
   };
 
   return {
     available: async () => (await current()) !== undefined,
     serve: async (req, res, pathname) => {
       const site = await current();
-      if (!site) return false;
-      const file = site.get(pathname) ?? (APP_ROUTE.test(pathname) ? site.get("/index.html") : undefined);
-      if (!file) return false;
-      const hashed = pathname.startsWith(HASHED_PREFIX) && site.has(pathname);
+      if (!site || COMPRESSED_COPY.test(pathname)) return false;
+      // sirv picks an encoding by substring; name only those the browser accepts (`br;q=0` refuses).
       const accepted = headerText(req.headers["accept-encoding"]);
-      const [encoding, body] =
-        file.br && acceptsEncoding(accepted, "br")
-          ? (["br", file.br] as const)
-          : file.gzip && acceptsEncoding(accepted, "gzip")
-            ? (["gzip", file.gzip] as const)
-            : ([undefined, file.identity] as const);
-      const etag = `"${file.etag}${encoding ? `-${encoding}` : ""}"`;
-      const headers: Record<string, string> = {
-        ...SECURITY_HEADERS,
-        "content-type": file.type,
-        "cache-control": hashed ? IMMUTABLE_CACHE : NO_CACHE,
-        vary: "accept-encoding",
-        etag,
-      };
-      if (encoding) headers["content-encoding"] = encoding;
-      if (
-        headerText(req.headers["if-none-match"])
-          .split(/\s*,\s*/)
-          .includes(etag)
-      ) {
-        res.writeHead(304, headers);
-        res.end();
-        return true;
-      }
-      headers["content-length"] = String(body.length);
-      res.writeHead(200, headers);
-      if (req.method === "HEAD") res.end();
-      else res.end(body);
-      return true;
+      req.headers["accept-encoding"] = ["br", "gzip"].filter((c) => acceptsEncoding(accepted, c)).join(", ");
+      let served = true;
+      site(req as IncomingMessage, res as ServerResponse, () => {
+        served = false;
+      });
+      return served;
     },
   };
 }
 
-async function loadSite(distDir: string): Promise<Map<string, SiteFile>> {
-  const paths = await listFiles(distDir);
-  const present = new Set(paths);
-  const site = new Map<string, SiteFile>();
-  for (const path of paths) {
-    if (path.endsWith(".br") || path.endsWith(".gz")) continue;
-    const identity = await readFile(path);
-    const [br, gzip] = await Promise.all([
-      present.has(`${path}.br`) ? readFile(`${path}.br`) : undefined,
-      present.has(`${path}.gz`) ? readFile(`${path}.gz`) : undefined,
-    ]);
-    const url = `/${relative(distDir, path).split(sep).join("/")}`;
-    site.set(url, {
-      type: CONTENT_TYPES[extname(path)] ?? "application/octet-stream",
-      etag: createHash("sha256").update(identity).digest("base64url").slice(0, 22),
-      identity,
-      br,
-      gzip,
-    });
-  }
-  return site;
-}
-
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((e) => {
-      const path = join(dir, e.name);
-      if (e.isDirectory()) return listFiles(path);
-      return Promise.resolve(e.isFile() ? [path] : []);
-    }),
-  );
-  return nested.flat();
+/** Our headers on every file sirv sends: the CSP and the others, the content type, the caching. */
+function setHeaders(res: ServerResponse, pathname: string): void {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+  // A path without a known extension is a dashboard route, answered with index.html.
+  res.setHeader("content-type", CONTENT_TYPES[extname(pathname)] ?? CONTENT_TYPES[".html"] ?? "text/html");
+  const hashed = pathname.startsWith(HASHED_PREFIX) && extname(pathname) !== "";
+  res.setHeader("cache-control", hashed ? IMMUTABLE_CACHE : NO_CACHE);
+  res.setHeader("vary", "accept-encoding");
 }
 
 /** Whether an Accept-Encoding header accepts `coding` (with a q-value above 0). */

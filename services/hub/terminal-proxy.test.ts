@@ -1,7 +1,8 @@
-import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
+import { type Client, Code, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { expectCode } from "../../test/support/codes.js";
 import { type ServerProcess, startServerProcess } from "../../test/support/servers.js";
 import { TestViewer } from "../../test/support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../../test/support/tmux.js";
@@ -24,15 +25,6 @@ const bearer = bearerInterceptor;
 async function shellSession(tmux: TestTmux, name: string): Promise<void> {
   await tmux.run("new-session", "-d", "-s", name, "-x", "80", "-y", "24", "--", ...SHELL);
   await waitFor(async () => (await tmux.run("capture-pane", "-p", "-t", `=${name}:`)).includes("READY>"), "the prompt");
-}
-
-async function expectCode(promise: Promise<unknown>, code: Code): Promise<void> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ConnectError);
-  expect(Code[(err as ConnectError).code]).toBe(Code[code]);
 }
 
 beforeAll(async () => {
@@ -99,11 +91,14 @@ describe("the Hub's TerminalStream", () => {
   it("lets only the caller that attached drive an attachment, browsers included", async () => {
     const login = await fetch(`${hub.url}/login`, {
       method: "POST",
+      headers: { accept: "application/json" },
       body: new URLSearchParams({ token: HUB_TOKEN }),
       redirect: "manual",
     });
     const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
     expect(cookie).toMatch(/=./);
+    // The dashboard sends the login's key with the cookie.
+    const { key } = (await login.json()) as { key: string };
     const browser = createClient(
       TerminalStream,
       createConnectTransport({
@@ -112,6 +107,7 @@ describe("the Hub's TerminalStream", () => {
         interceptors: [
           (next) => (req) => {
             req.header.set("cookie", cookie);
+            req.header.set("staragent-login-key", key);
             req.header.set("origin", hub.url);
             return next(req);
           },

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
-import { type CallOptions, Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { Connectivity } from "../../gen/staragent/v1/node_service_pb.js";
 import {
   type AckOutputRequest,
@@ -10,6 +10,7 @@ import {
   type ConnectRequest,
   type ConnectResponse,
   ConnectResponseSchema,
+  ExitCause,
   type ResizeTerminalRequest,
   type SendInputRequest,
   type TerminalStream,
@@ -20,6 +21,7 @@ import { onAbort } from "../common/disposables.js";
 import type { Logger } from "../common/log.js";
 import { parseSessionName } from "../common/resource-names.js";
 import { WakeSignal } from "../common/wake-signal.js";
+import { forCaller } from "./node-client.js";
 import type { NodeEntry, NodeRegistry } from "./node-registry.js";
 
 /** Attachments one Hub caller (a browser login or a token holder) may hold across all nodes. */
@@ -95,18 +97,15 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
 
   async *attach(req: AttachRequest, ctx: HandlerContext): AsyncGenerator<AttachResponse> {
     const node = this.nodeOf(req.name, "name");
-    this.registry.admit(node);
     const owner = this.reserve(ctx);
     const hubId = newId();
     const relay = this.startRelay(node, ctx);
     try {
-      const options = { ...this.registry.callOptions(ctx), signal: relay.stop.signal };
-      for await (const event of node.terminal.attach(req, options)) {
-        this.registry.markSeen(node.id);
+      for await (const event of node.terminal.attach(req, forCaller(ctx, { signal: relay.stop.signal }))) {
         yield this.relayEvent(event, hubId, node, owner);
       }
     } catch (err) {
-      yield this.exitedOrThrow(relay, node, err, ctx);
+      yield this.exitedOrThrow(relay, err);
     } finally {
       this.endRelay(relay, hubId, owner);
     }
@@ -114,17 +113,17 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
 
   async sendInput(req: SendInputRequest, ctx: HandlerContext) {
     const a = this.find(req.attachmentId, ctx);
-    return this.call(a, ctx, (o) => a.node.terminal.sendInput({ ...req, attachmentId: a.nodeAttachmentId }, o));
+    return a.node.terminal.sendInput({ ...req, attachmentId: a.nodeAttachmentId }, forCaller(ctx));
   }
 
   async resizeTerminal(req: ResizeTerminalRequest, ctx: HandlerContext) {
     const a = this.find(req.attachmentId, ctx);
-    return this.call(a, ctx, (o) => a.node.terminal.resizeTerminal({ ...req, attachmentId: a.nodeAttachmentId }, o));
+    return a.node.terminal.resizeTerminal({ ...req, attachmentId: a.nodeAttachmentId }, forCaller(ctx));
   }
 
   async ackOutput(req: AckOutputRequest, ctx: HandlerContext) {
     const a = this.find(req.attachmentId, ctx);
-    await this.call(a, ctx, (o) => a.node.terminal.ackOutput({ ...req, attachmentId: a.nodeAttachmentId }, o));
+    await a.node.terminal.ackOutput({ ...req, attachmentId: a.nodeAttachmentId }, forCaller(ctx));
     return {};
   }
 
@@ -132,7 +131,6 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
   async *connect(requests: AsyncIterable<ConnectRequest>, ctx: HandlerContext): AsyncGenerator<ConnectResponse> {
     const { head, attach, rest } = await openConnect(requests);
     const node = this.nodeOf(attach.name, "attach.name");
-    this.registry.admit(node);
     const owner = this.reserve(ctx);
     const hubId = newId();
     const relay = this.startRelay(node, ctx);
@@ -141,9 +139,7 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
       yield* rest;
     })();
     try {
-      const options = { ...this.registry.callOptions(ctx), signal: relay.stop.signal };
-      for await (const res of node.terminal.connect(forwarded, options)) {
-        this.registry.markSeen(node.id);
+      for await (const res of node.terminal.connect(forwarded, forCaller(ctx, { signal: relay.stop.signal }))) {
         if (res.message.case === "event") {
           const event = this.relayEvent(res.message.value, hubId, node, owner);
           yield create(ConnectResponseSchema, { message: { case: "event", value: event } });
@@ -152,7 +148,7 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
         }
       }
     } catch (err) {
-      const exited = this.exitedOrThrow(relay, node, err, ctx);
+      const exited = this.exitedOrThrow(relay, err);
       yield create(ConnectResponseSchema, { message: { case: "event", value: exited } });
     } finally {
       this.endRelay(relay, hubId, owner);
@@ -162,12 +158,12 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
   /**
    * How a relay whose node call failed ends for its caller: with the Hub's own `exited` (returned, to
    * send) when the Hub ended it so; otherwise with the error the Hub ended it with, or the node's
-   * failure as the caller should see it (thrown).
+   * failure as its client relayed it for the caller (thrown).
    */
-  private exitedOrThrow(relay: Relay, node: NodeEntry, err: unknown, ctx: HandlerContext): AttachResponse {
+  private exitedOrThrow(relay: Relay, err: unknown): AttachResponse {
     const ending = relay.ending;
     if (ending?.kind === "exited") return exitedEvent(ending.reason);
-    throw ending?.kind === "error" ? ending.error : this.registry.relayError(node, err, ctx);
+    throw ending?.kind === "error" ? ending.error : err;
   }
 
   /** Frees what a relay holds once its stream ends, however it ends. */
@@ -226,18 +222,6 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
       );
     }
     return a;
-  }
-
-  private async call<T>(
-    a: RelayedAttachment,
-    ctx: HandlerContext,
-    work: (options: CallOptions) => Promise<T>,
-  ): Promise<T> {
-    try {
-      return await work(this.registry.callOptions(ctx));
-    } catch (err) {
-      throw this.registry.relayError(a.node, err, ctx);
-    }
   }
 
   /** Tracks a relay from its start; it stops when its caller goes away or the Hub ends it. */
@@ -304,7 +288,9 @@ export class HubTerminalProxy implements ServiceImpl<typeof TerminalStream> {
 
 /** The event that ends a relayed stream the Hub itself ends cleanly (the Hub stopping). */
 function exitedEvent(reason: string): AttachResponse {
-  return create(AttachResponseSchema, { event: { case: "exited", value: { reason, sessionEnded: false } } });
+  return create(AttachResponseSchema, {
+    event: { case: "exited", value: { reason, sessionEnded: false, cause: ExitCause.SERVER_STOPPING } },
+  });
 }
 
 function newId(): string {

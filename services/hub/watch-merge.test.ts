@@ -113,4 +113,20 @@ describe("WatchMerge", () => {
       { type: "SNAPSHOT", sessions: ["nodes/a/sessions/x"], removed: [], unreachable: [] },
     ]);
   });
+
+  it("takes in a node added after the watch started: in the snapshot while it is still to come, as UPSERTED after", () => {
+    const merge = new WatchMerge(["a"], new Map());
+    expect(merge.nodeAdded("b")).toEqual([]);
+    expect(merge.nodeEvent("a", snapshot(session("a", "x")))).toEqual([]);
+    expect(plainAll(merge.nodeEvent("b", snapshot(session("b", "y"))))).toEqual([
+      { type: "SNAPSHOT", sessions: ["nodes/a/sessions/x", "nodes/b/sessions/y"], removed: [], unreachable: [] },
+    ]);
+    expect(merge.nodeAdded("c")).toEqual([]);
+    expect(plainAll(merge.nodeEvent("c", snapshot(session("c", "z"))))).toEqual([
+      { type: "UPSERTED", sessions: ["nodes/c/sessions/z"], removed: [], unreachable: [] },
+    ]);
+    expect(plainAll(merge.nodeRemoved("c"))).toEqual([
+      { type: "REMOVED", sessions: [], removed: ["nodes/c/sessions/z"], unreachable: [] },
+    ]);
+  });
 });

@@ -18,7 +18,8 @@ export type LastKnownSessions = Map<string, Session[]>;
  * - After that, each node's changes pass on; a node's later snapshot (after a reconnect) becomes
  *   UPSERTED and REMOVED against what the merge held for it.
  * - A node becoming unreachable or reachable again is UNREACHABLE_CHANGED with its sessions so marked;
- *   a node removed from the Hub takes its sessions out of the view (REMOVED).
+ *   a node removed from the Hub takes its sessions out of the view (REMOVED); a node added to the Hub
+ *   while the watch runs brings its sessions in (UPSERTED).
  */
 export class WatchMerge {
   private readonly current = new Map<string, Map<string, Session>>();
@@ -57,6 +58,15 @@ export class WatchMerge {
       out.push(...this.snapshotIfReady());
     }
     return out;
+  }
+
+  /**
+   * A node was added to the Hub after the watch started: its first snapshot joins the merged one when
+   * that is still to come, or arrives as UPSERTED (its unreachability as UNREACHABLE_CHANGED) after it.
+   */
+  nodeAdded(id: string): WatchSessionsResponse[] {
+    if (!this.snapshotSent) this.awaitingFirst.add(id);
+    return [];
   }
 
   /** A node was removed from the Hub: its sessions leave the merged view. */

@@ -1,15 +1,20 @@
-import { createHmac } from "node:crypto";
+import { LOGIN_KEY_HEADER } from "../common/auth.js";
 import type { FailureSlowdown } from "../common/failure-slowdown.js";
 import type { Logger } from "../common/log.js";
 import type { OwnOrigins } from "../common/own-origins.js";
 import type { FallbackHandler } from "../common/server.js";
 import { secretsEqual } from "../common/tokens.js";
+import {
+  LOGIN_IDLE_MS,
+  type LoginSessions,
+  parseCookies,
+  SECURE_SESSION_COOKIE,
+  SESSION_COOKIE,
+} from "./login-sessions.js";
 import { createStaticSite } from "./static-site.js";
 
-/** Name of the browser login cookie. */
-export const SESSION_COOKIE = "staragent_session";
-/** How long a browser login lasts before the login page is shown again. */
-const SESSION_LIFETIME_MS = 30 * 24 * 3600 * 1000;
+/** Where the placeholder pages keep the login's key (the dashboard uses the same name). */
+const LOGIN_KEY_STORAGE = "staragent.login-key";
 /** Largest login form accepted. */
 const MAX_LOGIN_BODY_BYTES = 4096;
 
@@ -21,51 +26,12 @@ const SECURITY_HEADERS = {
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
 };
 
-/**
- * Browser logins without server state: the cookie is `<issued ms>.<HMAC(token, issued)>`, so it stays
- * valid across Hub restarts, expires after SESSION_LIFETIME_MS, and every login ends when the token
- * is replaced.
- */
-export class BrowserSessions {
-  constructor(private readonly token: string) {}
-
-  /** A new cookie value. */
-  issue(now = Date.now()): string {
-    return `${now}.${this.sign(now)}`;
-  }
-
-  /** The session id in a `Cookie` header when it is valid, else undefined. */
-  verify(cookieHeader: string, now = Date.now()): string | undefined {
-    const value = parseCookies(cookieHeader).get(SESSION_COOKIE);
-    if (!value) return undefined;
-    const [issuedText, mac] = value.split(".", 2);
-    const issued = Number(issuedText);
-    if (!Number.isSafeInteger(issued) || !mac || now - issued > SESSION_LIFETIME_MS || issued > now + 60_000)
-      return undefined;
-    return secretsEqual(mac, this.sign(issued)) ? value : undefined;
-  }
-
-  private sign(issued: number): string {
-    return createHmac("sha256", this.token).update(`staragent-browser-session:${issued}`).digest("base64url");
-  }
-}
-
-/** Parses a `Cookie` header. */
-export function parseCookies(header: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq > 0) out.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
-  }
-  return out;
-}
-
 /** What the web handler serves. */
 export interface WebOptions {
   /** The built dashboard (`web/dist`); when it does not exist, a placeholder page is served. */
   readonly distDir: string;
   readonly token: string;
-  readonly sessions: BrowserSessions;
+  readonly sessions: LoginSessions;
   /** Shared with the RPC interceptor: failed logins wait like failed calls. */
   readonly slowdown: FailureSlowdown;
   /** The Hub's own origins and names, shared with the RPC interceptor. */
@@ -100,9 +66,12 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
     const method = req.method ?? "GET";
     // Browsers name the page's origin on every POST: an https page (the Hub's TLS, or a TLS proxy in
     // front of it) gets a cookie that is never sent over cleartext.
-    const cookieAttributes = `HttpOnly; SameSite=Strict; Path=/${
-      options.secureCookies === true || headerText(req.headers.origin).startsWith("https://") ? "; Secure" : ""
-    }`;
+    // Secure cookies take the `__Host-` name, which the browser keeps to this host name and path.
+    const secure = options.secureCookies === true || headerText(req.headers.origin).startsWith("https://");
+    const cookieName = secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+    const cookieAttributes = `HttpOnly; SameSite=Strict; Path=/${secure ? "; Secure" : ""}`;
+    const loginCookie = (value: string) =>
+      `${cookieName}=${value}; ${cookieAttributes}; Max-Age=${Math.floor(LOGIN_IDLE_MS / 1000)}`;
     void (async () => {
       const host = headerText(req.headers.host ?? req.headers[":authority"]);
       if (!options.origins.isOwnHost(host)) {
@@ -124,6 +93,11 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
         });
       }
       if (url.pathname === "/login" && method === "POST") return login();
+      if (url.pathname === "/login" && (method === "GET" || method === "HEAD") && fromOtherSite()) {
+        // The page then asks before it logs in with a `#token=` from the link (the fragment stays).
+        url.searchParams.set("from", "elsewhere");
+        return send(303, "", { location: `${url.pathname}${url.search}` });
+      }
       if (url.pathname === "/login") {
         // The built dashboard has its own login view; the page below serves until it is built.
         if (method === "GET" || method === "HEAD") {
@@ -134,10 +108,13 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
       if (url.pathname === "/login.js")
         return send(200, LOGIN_SCRIPT, { "content-type": "text/javascript; charset=utf-8" });
       if (url.pathname === "/logout" && method === "POST") {
-        return send(303, "", {
-          location: "/login",
-          "set-cookie": `${SESSION_COOKIE}=; ${cookieAttributes}; Max-Age=0`,
-        });
+        // The login ends on the Hub: a copy of the cookie (and key) is worth nothing afterwards.
+        const id = options.sessions.cookieLogin(headerText(req.headers.cookie));
+        if (id !== undefined) {
+          options.sessions.revoke(id);
+          options.log.info("browser logout", { login: id });
+        }
+        return send(303, "", { location: "/login", "set-cookie": `${cookieName}=; ${cookieAttributes}; Max-Age=0` });
       }
       if (method !== "GET" && method !== "HEAD")
         return send(405, "method not allowed\n", { "content-type": "text/plain" });
@@ -162,6 +139,12 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
       return site === undefined || OWN_FETCH_SITES.has(headerText(site));
     }
 
+    /** True for a navigation another site (another port of this host too) made, not yet marked so. */
+    function fromOtherSite(): boolean {
+      const site = headerText(req.headers["sec-fetch-site"]);
+      return site !== "" && !OWN_FETCH_SITES.has(site) && url.searchParams.get("from") !== "elsewhere";
+    }
+
     async function login() {
       const peer = req.socket?.remoteAddress ?? "unknown";
       const body = await readBody(req, MAX_LOGIN_BODY_BYTES);
@@ -169,21 +152,37 @@ export function createWebHandler(options: WebOptions): FallbackHandler {
       if (token === "" || !secretsEqual(token, options.token)) {
         const gone = new AbortController();
         res.once("close", () => gone.abort());
-        const failures = await options.slowdown.failed(peer, gone.signal);
+        const { count: failures, overflow } = await options.slowdown.failed(peer, gone.signal);
         if ((failures & (failures - 1)) === 0) options.log.warn("browser login failed", { peer, failures });
+        if (overflow) {
+          return send(429, "Too many failed logins are waiting; try again in a minute.\n", {
+            "content-type": "text/plain; charset=utf-8",
+            connection: "close",
+          });
+        }
         return send(303, "", { location: "/login?failed=1" });
       }
-      const cookie = options.sessions.issue();
-      options.log.info("browser login", { peer });
-      return send(303, "", {
-        location: "/",
-        "set-cookie": `${SESSION_COOKIE}=${cookie}; ${cookieAttributes}; Max-Age=${SESSION_LIFETIME_MS / 1000}`,
-      });
+      const issued = options.sessions.issue(peer, headerText(req.headers["user-agent"]));
+      options.log.info("browser login", { peer, login: issued.id });
+      // The page asks for JSON to receive the login's key, which it keeps in its origin's storage and
+      // sends on every call (LOGIN_KEY_HEADER); a plain form post gets the cookie alone.
+      if (headerText(req.headers.accept).includes("application/json")) {
+        return send(200, JSON.stringify({ login: issued.id, key: issued.key }), {
+          "content-type": "application/json",
+          "set-cookie": loginCookie(issued.cookie),
+        });
+      }
+      return send(303, "", { location: "/", "set-cookie": loginCookie(issued.cookie) });
     }
 
     async function serveStatic(pathname: string) {
-      const loggedIn = options.sessions.verify(headerText(req.headers.cookie)) !== undefined;
-      if (!loggedIn && (pathname === "/" || pathname === "/index.html")) return send(303, "", { location: "/login" });
+      const cookie = headerText(req.headers.cookie);
+      const loggedIn = options.sessions.cookieLogin(cookie) !== undefined;
+      const page = pathname === "/" || pathname === "/index.html";
+      if (!loggedIn && page) return send(303, "", { location: "/login" });
+      // Loading the dashboard renews the cookie's lifetime (the Hub renews the login on every call).
+      const value = parseCookies(cookie).get(cookieName);
+      if (page && value) res.setHeader("set-cookie", loginCookie(value));
       if (await site.serve(req, res, pathname)) return;
       if (!(await site.available())) {
         if (pathname === "/" || pathname === "/index.html") {
@@ -237,16 +236,27 @@ button{margin-top:1rem;padding:.6rem 1.2rem;border:0;border-radius:6px;backgroun
 </form><script src="/login.js"></script></body></html>
 `;
 
-/** Fills the token from the login link's `#token=` fragment (never sent to the server in a URL). */
+/**
+ * Logs in with the form's token (or the login link's `#token=` fragment, never sent to the server in
+ * a URL), keeps the login's key in this origin's storage (the dashboard's `web/src/api/login-key.ts`
+ * uses the same name) and opens the page.
+ */
 const LOGIN_SCRIPT = `(() => {
-  const params = new URLSearchParams(location.search);
-  if (params.get("failed")) document.getElementById("failed").hidden = false;
-  const hash = new URLSearchParams(location.hash.slice(1));
-  const token = hash.get("token");
+  const form = document.getElementById("login");
+  const failed = document.getElementById("failed");
+  async function login(token) {
+    failed.hidden = true;
+    const res = await fetch("/login", { method: "POST", headers: { accept: "application/json", "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams({ token }).toString() });
+    if (!res.ok || !(res.headers.get("content-type") || "").includes("json")) { failed.hidden = false; return; }
+    localStorage.setItem("${LOGIN_KEY_STORAGE}", (await res.json()).key);
+    location.assign("/");
+  }
+  form.addEventListener("submit", (e) => { e.preventDefault(); void login(document.getElementById("token").value.trim()); });
+  const token = new URLSearchParams(location.hash.slice(1)).get("token");
+  const elsewhere = new URLSearchParams(location.search).get("from") === "elsewhere";
   if (token) {
-    history.replaceState(null, "", "/login");
-    document.getElementById("token").value = token;
-    document.getElementById("login").submit();
+    history.replaceState(null, "", location.pathname + location.search);
+    if (!elsewhere || confirm("Another site opened this login link with a token. Log in with it?")) void login(token);
   }
 })();
 `;
@@ -266,7 +276,8 @@ const PLACEHOLDER_PAGE = `<!doctype html>
 /** Lists sessions with a Connect JSON call, authenticated by the login cookie. */
 const PLACEHOLDER_SCRIPT = `(async () => {
   const res = await fetch("/staragent.v1.SessionService/ListSessions", {
-    method: "POST", headers: { "content-type": "application/json", "connect-protocol-version": "1" }, body: "{}",
+    method: "POST", body: "{}",
+    headers: { "content-type": "application/json", "connect-protocol-version": "1", "${LOGIN_KEY_HEADER}": localStorage.getItem("${LOGIN_KEY_STORAGE}") || "" },
   });
   const body = await res.json();
   if (!res.ok) { document.getElementById("error").textContent = body.message || res.statusText; return; }

@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
-import { isAbsolute } from "node:path";
+import { homedir } from "node:os";
+import { isAbsolute, join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { SYSTEM_SESSION_NAMES, validateSessionName } from "../common/resource-names.js";
 
@@ -28,6 +29,18 @@ export function validateNewSessionId(sessionId: string): void {
   }
 }
 
+/**
+ * The folder a person typed, with `~` and `~/...` expanded to this machine's home folder (the
+ * machine that owns the session, not the one the browser or the Hub runs on), as a shell would.
+ * `~user` is left as it is (and then refused as not absolute): naming another user's home is rare and
+ * reading the user database for it is not worth it.
+ */
+export function expandHome(cwd: string, home = homedir()): string {
+  if (cwd === "~") return home;
+  if (cwd.startsWith("~/")) return join(home, cwd.slice(2));
+  return cwd;
+}
+
 /** Throws INVALID_ARGUMENT naming `cwd` unless it is an absolute path of a directory one can enter. */
 export async function validateCwd(cwd: string): Promise<void> {
   if (cwd === "")
@@ -44,7 +57,10 @@ export async function validateCwd(cwd: string): Promise<void> {
     );
   }
   if (!isAbsolute(cwd))
-    throw new ConnectError(`cwd: ${JSON.stringify(cwd)} is not an absolute path`, Code.InvalidArgument);
+    throw new ConnectError(
+      `cwd: ${JSON.stringify(cwd)} is not an absolute path (give /path/to/folder, ~ or ~/folder)`,
+      Code.InvalidArgument,
+    );
   const info = await stat(cwd).catch(() => undefined);
   if (!info?.isDirectory()) {
     throw new ConnectError(`cwd: ${JSON.stringify(cwd)} is not an existing directory`, Code.InvalidArgument);

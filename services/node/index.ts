@@ -1,7 +1,8 @@
 /**
  * The machine backend's entry point: what the Hub (which runs one for its own machine) may use; the
- * Hub imports nothing else of services/node (scripts/check-imports.mjs enforces it). Only the
- * `staragent` entry (services/bin) reaches past it, to run the Node's main.ts and the system commands.
+ * Hub imports nothing else of services/node (make lint's dependency-cruiser rules enforce it). Only
+ * the `staragent` entry (services/bin) reaches past it, to run the Node's main.ts and the system
+ * commands.
  */
 export type { AgentModule } from "./agents/agent.js";
 export { AgentRegistry, BUILT_IN_FILTER_NAMES, createBuiltInAgents } from "./agents/registry.js";

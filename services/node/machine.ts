@@ -1,17 +1,20 @@
 import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import {
   type AdoptableSession,
   AdoptableSessionSchema,
-  Cli,
   type Session,
   SessionOrigin,
 } from "../../gen/staragent/v1/session_pb.js";
 import type { WatchSessionsResponse } from "../../gen/staragent/v1/session_service_pb.js";
 import type { Logger } from "../common/log.js";
+import { sessionResourceName } from "../common/resource-names.js";
+import { conversationLogKey } from "./agents/conversations.js";
 import { type AgentRegistry, createBuiltInAgents } from "./agents/registry.js";
-import { validateCommand, validateCwd, validateNewSessionId } from "./create-session-input.js";
+import { expandHome, validateCommand, validateCwd, validateNewSessionId } from "./create-session-input.js";
+import { GoneSessions } from "./gone-sessions.js";
 import type { SessionContext, SessionLookup } from "./session-lookup.js";
-import { SessionModel } from "./session-model.js";
+import { DEFAULT_KEEP_ENDED_MS, SessionModel } from "./session-model.js";
 import {
   checkStoppable,
   completionToMark,
@@ -20,7 +23,7 @@ import {
   needsAdoption,
   sessionNotFound,
 } from "./session-requests.js";
-import type { SessionInspector } from "./status/observation.js";
+import type { SessionInspector, SessionObservation } from "./status/observation.js";
 import { WatchLoop } from "./status/watch-loop.js";
 import { SessionMarks } from "./store/session-marks.js";
 import type { StateFiles } from "./store/state-files.js";
@@ -28,6 +31,9 @@ import { type TmuxClient, TmuxError } from "./tmux/client.js";
 import { TmuxServerProbe } from "./tmux/server-probe.js";
 import { killSession, newSession } from "./tmux/sessions.js";
 import { WatchFanout } from "./watch-fanout.js";
+import { WorkspaceTracker } from "./workspace/tracker.js";
+import type { SessionWorktrees } from "./worktrees/session-worktrees.js";
+import type { AddedWorktree, WorktreeRequest } from "./worktrees/worktrees.js";
 
 /** What a Machine is built from. */
 export interface MachineOptions {
@@ -39,6 +45,12 @@ export interface MachineOptions {
   readonly log: Logger;
   /** The supported CLIs (adoptable ones, filter names); default: the built-in ones. */
   readonly agents?: AgentRegistry;
+  /** Queued chat messages of a session not typed yet (`Session.queued_messages`). */
+  readonly queuedMessages?: (key: { tmuxSession: string; sessionCreated: number }) => number;
+  /** The git worktrees made for sessions; without it, CreateSession refuses `worktree`. */
+  readonly worktrees?: SessionWorktrees;
+  /** How long an ended session StarAgent created stays listed (SessionModelOptions.keepEndedMs). */
+  readonly keepEndedMs?: number;
 }
 
 /** What CreateSession asks for, already parsed out of the request. */
@@ -46,12 +58,15 @@ export interface CreateSessionInput {
   readonly sessionId: string;
   readonly cwd: string;
   readonly command: readonly string[];
+  /** Start on a new git worktree of the repository `cwd` is in. */
+  readonly worktree?: WorktreeRequest;
 }
 
 /**
  * One machine's sessions and every operation on them. Both the Node server and the Hub (for its own
  * machine) run one. tmux is the source of truth: every model is read from `list-panes` (the session
- * model), and nothing here keeps sessions tmux does not have. While anyone watches, the watch loop
+ * model); the only sessions kept that tmux does not have are those that went outside StarAgent with an
+ * agent's log bound, listed as ended for the keep time (gone-sessions.ts). While anyone watches, the watch loop
  * keeps the model fresh and reads are answered from it; changes made here refresh first.
  */
 export class Machine implements SessionLookup {
@@ -59,6 +74,8 @@ export class Machine implements SessionLookup {
   private readonly fanout: WatchFanout;
   private readonly loop: WatchLoop;
   private readonly marks: SessionMarks;
+  private readonly workspaces: WorkspaceTracker;
+  private readonly gone: GoneSessions;
 
   /** The CLIs this machine supports; it closes what they hold open when it stops. */
   readonly agents: AgentRegistry;
@@ -67,6 +84,8 @@ export class Machine implements SessionLookup {
     this.agents = options.agents ?? createBuiltInAgents();
     this.marks = new SessionMarks(options.state);
     this.fanout = new WatchFanout(options.nodeName);
+    this.workspaces = new WorkspaceTracker(() => this.changed(), options.log.child("workspace"));
+    this.gone = new GoneSessions(options.state.gone, options.tmux, () => options.keepEndedMs ?? DEFAULT_KEEP_ENDED_MS);
     this.model = new SessionModel({
       nodeName: options.nodeName,
       tmux: options.tmux,
@@ -74,6 +93,12 @@ export class Machine implements SessionLookup {
       marks: this.marks,
       live: () => this.loop.isRunning && this.fanout.size > 0,
       onRead: (model) => this.fanout.publish(model),
+      workspace: this.workspaces,
+      queuedMessages: options.queuedMessages,
+      worktree: (key) => options.worktrees?.of(key),
+      keepEndedMs: options.keepEndedMs,
+      onEndedRemoved: (session) => options.log.info("ended session removed after its keep time", { session }),
+      gone: this.gone,
     });
     this.loop = new WatchLoop({
       inspector: options.inspector,
@@ -104,36 +129,69 @@ export class Machine implements SessionLookup {
     return session;
   }
 
-  /** Starts a session (DESIGN.md §8); the answer is read from tmux after the start. */
+  /** Starts a session (docs/architecture.md, "Flows"); the answer is read from tmux after the start. */
   async createSession(input: CreateSessionInput): Promise<Session> {
     validateNewSessionId(input.sessionId);
-    await validateCwd(input.cwd);
+    const cwd = expandHome(input.cwd);
+    await validateCwd(cwd);
     validateCommand(input.command);
+    const worktree = input.worktree ? await this.addWorktree(input) : undefined;
     try {
       await newSession(this.options.tmux, {
         name: input.sessionId,
-        cwd: input.cwd,
+        cwd: worktree?.sessionCwd ?? cwd,
         command: input.command,
         origin: "created",
+        keepPane: true,
       });
     } catch (err) {
+      if (worktree) await this.options.worktrees?.undo(worktree).catch(() => undefined);
       throw createFailure(err, input.sessionId);
     }
-    this.options.log.info("session created", { session: input.sessionId });
+    this.options.log.info("session created", { session: input.sessionId, worktree: worktree?.path });
     this.changed();
     const session = (await this.model.refresh()).get(input.sessionId);
-    if (!session) throw exitedAtOnce(input.sessionId);
-    return session;
+    if (!session) {
+      if (worktree) await this.options.worktrees?.undo(worktree).catch(() => undefined);
+      throw exitedAtOnce(input.sessionId);
+    }
+    if (!worktree) return session;
+    await this.options.worktrees?.record(worktreeKey(session), worktree);
+    this.changed();
+    return (await this.model.refresh()).get(input.sessionId) ?? session;
+  }
+
+  private async addWorktree(input: CreateSessionInput): Promise<AddedWorktree> {
+    const worktrees = this.options.worktrees;
+    if (!worktrees) throw new ConnectError("worktree: not available on this node", Code.Unimplemented);
+    if ((await this.model.current()).has(input.sessionId)) {
+      throw new ConnectError(`session_id: a session named ${input.sessionId} exists already`, Code.AlreadyExists);
+    }
+    return worktrees.add(input.cwd, input.worktree as WorktreeRequest);
   }
 
   /** Stops a session: created ones always, adopted and unmanaged with `force`, system never. */
-  async stopSession(tmuxName: string, force: boolean): Promise<void> {
-    checkStoppable(await this.getSession(tmuxName), force);
+  async stopSession(tmuxName: string, force: boolean, removeWorktree = false): Promise<void> {
+    const stopping = await this.getSession(tmuxName);
+    // A session that went outside StarAgent and is kept as ended: dismissed, nothing to kill.
+    if (!this.model.lastPanes.has(tmuxName) && (await this.gone.dismiss(tmuxName))) {
+      this.options.log.info("gone session dismissed", { session: tmuxName });
+      this.changed();
+      return;
+    }
+    checkStoppable(stopping, force);
+    if (removeWorktree) {
+      if (!this.options.worktrees)
+        throw new ConnectError("remove_worktree: not available on this node", Code.Unimplemented);
+      await this.options.worktrees.checkRemovable(worktreeKey(stopping));
+    }
     // The bookkeeping first: nothing is killed unless it can be written (a read-only home refuses).
     const forgotten = await this.marks.forgetAdopted(tmuxName);
+    this.gone.expectStop(tmuxName);
     try {
       await killSession(this.options.tmux, tmuxName);
     } catch (err) {
+      this.gone.stopFailed(tmuxName);
       if (err instanceof TmuxError && err.isNotFound) {
         this.changed();
         throw sessionNotFound(this.options.nodeName, tmuxName);
@@ -143,6 +201,12 @@ export class Machine implements SessionLookup {
     }
     this.options.log.info("session stopped", { session: tmuxName, force });
     this.changed();
+    await this.options.worktrees?.stopped(worktreeKey(stopping), removeWorktree).catch((err: unknown) => {
+      throw new ConnectError(
+        `${tmuxName} was stopped, but its worktree was not removed: ${err instanceof ConnectError ? err.rawMessage : err}`,
+        Code.FailedPrecondition,
+      );
+    });
   }
 
   /**
@@ -176,7 +240,7 @@ export class Machine implements SessionLookup {
       tmuxSession: tmuxName,
       sessionCreated: pane.sessionCreated,
       adoptTime: new Date().toISOString(),
-      cli: Cli[session.cli]?.toLowerCase() ?? "",
+      cli: this.agents.nameOf(session.cli),
     });
     this.options.log.info("session adopted", { session: tmuxName });
     this.changed();
@@ -212,6 +276,7 @@ export class Machine implements SessionLookup {
     return {
       pane,
       observation: this.model.lastObservations.get(tmuxName),
+      pastAgent: this.model.pastAgent(tmuxName),
       fresh: async () => {
         await this.model.refresh();
         return this.model.lastObservations.get(tmuxName);
@@ -219,12 +284,39 @@ export class Machine implements SessionLookup {
     };
   }
 
+  /** The agent of a session that went outside StarAgent and is kept as ended, for its chat. */
+  goneAgent(tmuxName: string): SessionObservation | undefined {
+    return this.model.lastPanes.has(tmuxName) ? undefined : this.gone.observation(tmuxName);
+  }
+
+  /** The native logs live sessions' CLIs are bound to, as of a current read: log path → session name. */
+  async boundLogs(): Promise<Map<string, string>> {
+    await this.model.current();
+    const logs = new Map<string, string>();
+    for (const [name, observation] of this.model.lastObservations) {
+      const path = observation.chatLogPath ?? "";
+      if (path !== "") {
+        logs.set(
+          conversationLogKey(path, observation.chatLogSession),
+          sessionResourceName(this.options.nodeName, name),
+        );
+      }
+    }
+    return logs;
+  }
+
   /** Stops the watch loop and ends every watch stream. */
   async close(): Promise<void> {
     const loop = this.loop.close();
+    this.workspaces.close();
     this.fanout.closeAll();
     await loop;
     this.agents.close();
+  }
+
+  /** Something a Session is built from changed outside tmux (a queued message): read again, tell watchers. */
+  noteChange(): void {
+    this.changed();
   }
 
   /** A change made through the API: later reads must see it, and watchers hear of it now. */
@@ -232,4 +324,9 @@ export class Machine implements SessionLookup {
     this.model.changed();
     this.loop.wake();
   }
+}
+
+/** A session as the worktree records name it: its tmux name and creation time. */
+function worktreeKey(session: Session): { tmuxSession: string; sessionCreated: number } {
+  return { tmuxSession: session.tmuxSession, sessionCreated: Number(session.createTime?.seconds ?? 0n) };
 }

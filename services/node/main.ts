@@ -48,7 +48,7 @@ export async function runNode(argv: string[], env: NodeJS.ProcessEnv): Promise<v
         token: checkToken(config.nodeToken, "STARAGENT_NODE_TOKEN", "unset it to use $STARAGENT_HOME/node_token"),
         created: false,
       }
-    : await loadOrCreateToken(tokenPath);
+    : await loadOrCreateToken(tokenPath, "STARAGENT_NODE_TOKEN");
   const machine = createMachine({ nodeName: name, home: config.home, tmuxSocket: config.tmuxSocket, env, log });
   const server = await startNodeServer({ machine, host: values.host, port, nodeToken: token.token, log, tls });
   if (!config.nodeToken) {

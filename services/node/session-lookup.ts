@@ -10,6 +10,11 @@ export interface SessionContext {
   readonly observation: SessionObservation | undefined;
   /** Reads tmux and the native state now; the session's observation from that read. */
   fresh(): Promise<SessionObservation | undefined>;
+  /**
+   * When the agent that ran in this session has exited (its pane is a shell now, or dead): its last
+   * observation with a native log bound, so its chat stays readable from that log.
+   */
+  readonly pastAgent?: SessionObservation;
 }
 
 /**
@@ -23,4 +28,6 @@ export interface SessionLookup {
   getSession(tmuxName: string): Promise<Session>;
   /** The pane and observation of a session, as of the newest read; undefined when it has no pane. */
   sessionContext(tmuxName: string): SessionContext | undefined;
+  /** A session with no pane kept as ended (it went outside StarAgent): its agent's log, for its chat. */
+  goneAgent?(tmuxName: string): SessionObservation | undefined;
 }

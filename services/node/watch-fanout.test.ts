@@ -3,7 +3,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { type Session, SessionSchema } from "../../gen/staragent/v1/session_pb.js";
 import { WatchEventType, type WatchSessionsResponse } from "../../gen/staragent/v1/session_service_pb.js";
-import { sameModel, WatchFanout } from "./watch-fanout.js";
+import { sameModel } from "./status/same-model.js";
+import { WatchFanout } from "./watch-fanout.js";
 
 const session = (tmux: string, paneTitle = ""): Session =>
   create(SessionSchema, { name: `nodes/n1/sessions/${tmux}`, node: "n1", tmuxSession: tmux, paneTitle });

@@ -1,4 +1,4 @@
-import { type ScriptedReply, textDeltas } from "./model-reply.js";
+import { DEFAULT_USAGE, type ScriptedReply, type ScriptedUsage, textDeltas } from "./model-reply.js";
 
 /** One `chat.completion.chunk` of the Chat Completions streaming API. */
 export interface ChatCompletionChunk {
@@ -11,7 +11,14 @@ export interface ChatCompletionChunk {
 }
 
 /** Token counts sent in the final chunk (opencode records them on the assistant message). */
-const MOCK_USAGE = { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 } as const;
+function chunkUsage(usage: ScriptedUsage) {
+  return {
+    prompt_tokens: usage.input,
+    completion_tokens: usage.output,
+    total_tokens: usage.input + usage.output,
+    prompt_tokens_details: { cached_tokens: usage.cached },
+  };
+}
 
 /** The first chunk: the assistant role with no content yet; sent before a held reply waits. */
 export function firstChunk(completionId: string, model: string): ChatCompletionChunk {
@@ -56,7 +63,7 @@ export function restChunks(completionId: string, model: string, reply: ScriptedR
   }
   const finish = reply.toolCall !== undefined ? "tool_calls" : "stop";
   chunks.push(chunk(completionId, model, [{ index: 0, delta: {}, finish_reason: finish }]));
-  chunks.push({ ...chunk(completionId, model, []), usage: MOCK_USAGE });
+  chunks.push({ ...chunk(completionId, model, []), usage: chunkUsage(reply.usage ?? DEFAULT_USAGE) });
   return chunks;
 }
 

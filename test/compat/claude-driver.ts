@@ -1,11 +1,30 @@
 import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Cli, PromptKind, SessionStatus, StatusReason } from "../../gen/staragent/v1/session_pb.js";
+import {
+  ChatRole,
+  Cli,
+  PromptEffect,
+  PromptKind,
+  SessionStatus,
+  StatusReason,
+} from "../../gen/staragent/v1/session_pb.js";
+import { MARKDOWN_ANSWER } from "../support/markdown-answer.js";
+import {
+  COMPAT_EDIT_CONTENT,
+  COMPAT_EDIT_FILE,
+  COMPAT_FETCH_URL,
+  finishTurn,
+  namesEditFile,
+  namesFetchUrl,
+  recordAndDenyStep,
+} from "./answer-steps.js";
 import type { CliDriver, CliStep, PreparedCli } from "./cli-driver.js";
+import { promptReadTwice } from "./hub-session-client.js";
 import { CLAUDE_BIN } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
-import { answerDialog } from "./pane-screen.js";
+import { answerDialog, captureScreen } from "./pane-screen.js";
+import { recordScreen } from "./prompt-recording.js";
 import { within } from "./within.js";
 
 /** The pinned version (test/compat/package.json). */
@@ -29,12 +48,33 @@ const CLEARED_VARIABLES = [
 const OFFLINE_SWITCHES = ["DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1"];
 /** The footer Claude Code draws once it takes input. */
 const READY_FOOTER = "for shortcuts";
-/** The question the AskUserQuestion step asks, and the option Enter picks. */
+/** The question the AskUserQuestion step asks (answered with its second option through AnswerPrompt). */
 const QUESTION = "Which color should the compat marker be?";
 /** How long the CLI may take to send its model request. */
 const MODEL_REQUEST_TIMEOUT_MS = 45_000;
 /** Claude Code's own steps: a question asked through AskUserQuestion, and `/clear`. */
 const CLAUDE_STEPS: readonly CliStep[] = [
+  {
+    title: "shows an answer with a code block, a list and a table once in chat (screen and log merged)",
+    async run(step) {
+      const reply = step.mock.enqueue({ text: MARKDOWN_ANSWER });
+      await step.type(`show me an add helper ${step.instance.sessionId}`);
+      await within(reply.requested, MODEL_REQUEST_TIMEOUT_MS, "Claude Code to ask the model");
+      const done = await step.expect(
+        "turn done",
+        (s) => s.statusReason === StatusReason.UNSEEN_COMPLETION && s.completionId !== "",
+      );
+      const screen = await captureScreen(step.tmux, step.instance.target);
+      const chat = (await step.hub.getChat({ name: step.instance.name })).messages;
+      const answers = chat.filter((m) => m.role === ChatRole.ASSISTANT && m.text.includes("Compat-markdown answer"));
+      if (answers.length !== 1)
+        throw new Error(
+          `the answer ${answers.length} times in chat: ${JSON.stringify(chat.map((m) => [m.source, m.text]))}\nscreen:\n${screen}`,
+        );
+      if (!answers[0]?.text.includes("```ts")) throw new Error(`the logged answer was not kept: ${answers[0]?.text}`);
+      await step.markSeen(done.completionId);
+    },
+  },
   {
     title: "reports an AskUserQuestion as a question prompt, working once answered, then the completion",
     async run(step) {
@@ -56,7 +96,7 @@ const CLAUDE_STEPS: readonly CliStep[] = [
           },
         },
       });
-      const answer = step.mock.enqueue({ text: "Red it is.", hold: true });
+      const answer = step.mock.enqueue({ text: "Blue it is.", hold: true });
       await step.type(`ask me which color to use ${step.instance.sessionId}`);
       await within(ask.requested, MODEL_REQUEST_TIMEOUT_MS, "Claude Code to ask the model");
       await step.expect(
@@ -67,22 +107,42 @@ const CLAUDE_STEPS: readonly CliStep[] = [
           s.promptKind === PromptKind.QUESTION &&
           s.prompt === QUESTION,
       );
-      // The first option is selected: Enter answers "Red".
-      await answerDialog(step.tmux, step.instance.target, QUESTION, "Enter");
+      // Answered through AnswerPrompt with the second option (not the highlighted one), once the same
+      // prompt has been read twice, as a person reads a drawn dialog before answering it.
+      const read = await promptReadTwice((what, accept) => step.expect(what, accept));
+      await recordScreen(step, "claude", "ask-user-question");
+      const prompt = read.pendingPrompt;
+      const blue = prompt?.choices.find((c) => c.label.startsWith("Blue"));
+      if (!prompt || !blue || prompt.question !== QUESTION)
+        throw new Error(`the question as read: ${JSON.stringify(prompt)}`);
+      if (!prompt.choices.every((c) => c.effect === PromptEffect.ANSWER))
+        throw new Error(`choices: ${JSON.stringify(prompt.choices)}`);
+      await step.hub.answerPrompt({ name: step.instance.name, fingerprint: prompt.fingerprint, choiceId: blue.id });
       const request = await within(answer.requested, MODEL_REQUEST_TIMEOUT_MS, "the answer to reach the model");
-      if (!JSON.stringify(request.body).includes("Red")) throw new Error("the model was not sent the answer");
+      if (!JSON.stringify(request.body).includes("Blue")) throw new Error("the model was not sent the answer");
       await step.expect(
         "answered, model request open",
         (s) => s.status === SessionStatus.WORKING && s.statusReason === StatusReason.ACTIVE_TURN,
       );
       answer.release();
-      const done = await step.expect(
-        "turn done",
-        (s) => s.statusReason === StatusReason.UNSEEN_COMPLETION && s.completionId !== "",
-      );
-      await step.markSeen(done.completionId);
+      await finishTurn(step);
     },
   },
+  recordAndDenyStep(
+    "claude",
+    "edit",
+    (cwd) => ({
+      name: "Write",
+      arguments: { file_path: join(cwd, COMPAT_EDIT_FILE), content: COMPAT_EDIT_CONTENT },
+    }),
+    namesEditFile,
+  ),
+  recordAndDenyStep(
+    "claude",
+    "fetch",
+    { name: "WebFetch", arguments: { url: COMPAT_FETCH_URL, prompt: "Summarize the notes" } },
+    namesFetchUrl,
+  ),
   {
     title: "goes idle with no turn after /clear",
     async run(step) {
@@ -161,7 +221,7 @@ export const claudeDriver: CliDriver = {
   ownSteps: CLAUDE_STEPS,
 };
 
-/** `~/.claude.json`: onboarding done, the key approved, the work folder trusted (STACK.md). */
+/** `~/.claude.json`: onboarding done, the key approved, the work folder trusted (docs/compat.md, "Configuration that works offline"). */
 function claudeSettings(cwd: string): unknown {
   return {
     hasCompletedOnboarding: true,

@@ -33,12 +33,16 @@ export interface StepContext {
   readonly hub: HubSessions;
   readonly mock: MockModelServer;
   readonly instance: CliInstance;
+  /** The CLI's working folder (where the commands it is asked to run write). */
+  readonly cwd: string;
   /** Types a prompt into the instance and presses Enter. */
   type(text: string): Promise<void>;
   /** Waits until the instance's session matches, while every other instance keeps its last state. */
   expect(what: string, accept: (s: Session) => boolean): Promise<Session>;
   /** Marks the instance's newest completion seen and waits for idle. */
   markSeen(completionId: string): Promise<void>;
+  /** Records a completion the step's turn produced, with those of the shared steps (ScenarioFacts). */
+  recordCompletion(completionId: string): void;
 }
 
 /** A step only some CLIs have (Claude Code's AskUserQuestion, `/clear`). */
@@ -88,6 +92,13 @@ export interface CliDriver {
    * cleared (Claude Code puts the prompt back there), so the next prompt is typed into an empty box.
    */
   clearInput?(tmux: TestTmux, target: string): Promise<void>;
+  /** The quiet before an Enter submits (the CLI's module's `submitQuietMs`), when the CLI needs one. */
+  readonly submitQuietMs?: number;
   /** Steps of this CLI alone, run by each instance after the shared ones. */
   readonly ownSteps?: readonly CliStep[];
+  /**
+   * Why the resume steps (resumed, resumed by id, queued, which runs on the resumed session) are not
+   * run for this CLI yet, where they are not (docs/compat.md says what was seen); they are run otherwise.
+   */
+  readonly resumeNotVerified?: string;
 }

@@ -2,12 +2,14 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Cli } from "../../gen/staragent/v1/session_pb.js";
+import { Cli, SessionStatus, StatusReason } from "../../gen/staragent/v1/session_pb.js";
 import { waitFor } from "../support/wait.js";
-import type { CliDriver, PreparedCli } from "./cli-driver.js";
+import { tellInsteadStep } from "./answer-steps.js";
+import type { CliDriver, CliStep, PreparedCli } from "./cli-driver.js";
 import { CODEX_BIN } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
 import { isRunning, listProcesses } from "./process-tree.js";
+import { within } from "./within.js";
 
 /** The model id Codex is configured with; the mock echoes it. */
 const CODEX_MODEL = "mock-model";
@@ -21,6 +23,40 @@ const DAEMON_STOP_TIMEOUT_MS = 10_000;
 const SLOW_COMMAND_YIELD_MS = 120_000;
 /** How long a killed leftover may take to go away. */
 const LEFTOVER_EXIT_TIMEOUT_MS = 5_000;
+
+/** Longest wait for Codex to send a request to the mock model. */
+const STEER_REQUEST_TIMEOUT_MS = 60_000;
+
+/** Steps only Codex has. */
+const CODEX_STEPS: readonly CliStep[] = [
+  {
+    title: "confirms a follow-up sent while it works, which Codex steers into the running turn",
+    async run(step) {
+      // The model holds its first answer; the follow-up makes Codex ask again, within the same turn.
+      const held = step.mock.enqueue({ text: "First answer.", hold: true });
+      const steered = step.mock.enqueue({ text: "Answer with the follow-up." });
+      await step.type(`start a turn to steer ${step.instance.sessionId}`);
+      await within(held.requested, STEER_REQUEST_TIMEOUT_MS, "Codex to ask the model");
+      await step.expect(
+        "the turn running",
+        (s) => s.status === SessionStatus.WORKING && s.statusReason === StatusReason.ACTIVE_TURN,
+      );
+      const sent = await step.hub.sendChatMessage({ name: step.instance.name, text: "and mind the tests" });
+      if (!sent.confirmed || !sent.confirmationDetail.includes("steered it into the running turn"))
+        throw new Error(`the follow-up: ${JSON.stringify(sent)}`);
+      const request = await within(steered.requested, STEER_REQUEST_TIMEOUT_MS, "Codex to ask with the follow-up");
+      if (!JSON.stringify(request.body).includes("and mind the tests"))
+        throw new Error("the model was not sent the follow-up");
+      held.release();
+      const done = await step.expect(
+        "the one turn done",
+        (s) => s.statusReason === StatusReason.UNSEEN_COMPLETION && s.completionId !== "",
+      );
+      step.recordCompletion(done.completionId);
+      await step.markSeen(done.completionId);
+    },
+  },
+];
 
 /** The real Codex TUI, configured for the mock through `$HOME/.codex/config.toml`. */
 export const codexDriver: CliDriver = {
@@ -60,16 +96,9 @@ export const codexDriver: CliDriver = {
     };
   },
   isReady: (screen) => screen.includes(READY_FOOTER),
-  approvalToolCall: (command) => ({
-    name: "exec_command",
-    arguments: {
-      cmd: command,
-      sandbox_permissions: "require_escalated",
-      justification: "Do you want to let the compat check write its marker file?",
-      // Without it Codex hands a still-running command back to the model after 10 s.
-      yield_time_ms: SLOW_COMMAND_YIELD_MS,
-    },
-  }),
+  approvalToolCall: execCall,
+  // Codex offers no plain "No": its refusal is "No, and tell Codex what to do differently".
+  ownSteps: [...CODEX_STEPS, tellInsteadStep("codex", execCall)],
   isToolResult: carriesToolOutput,
   approvalQuestion: "Would you like to run the following command?",
   async approve(tmux, target) {
@@ -82,6 +111,20 @@ export const codexDriver: CliDriver = {
     await tmux.run("send-keys", "-t", target, "Escape");
   },
 };
+
+/** The exec_command call that makes Codex ask before running `command` (outside its sandbox). */
+function execCall(command: string) {
+  return {
+    name: "exec_command",
+    arguments: {
+      cmd: command,
+      sandbox_permissions: "require_escalated",
+      justification: "Do you want to let the compat check write its marker file?",
+      // Without it Codex hands a still-running command back to the model after 10 s.
+      yield_time_ms: SLOW_COMMAND_YIELD_MS,
+    },
+  };
+}
 
 /**
  * The `thread_source` Codex puts in each request's turn metadata (`client_metadata` key

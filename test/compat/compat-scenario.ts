@@ -1,9 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type ChatMessage,
   ChatRole,
+  PromptEffect,
   PromptKind,
   type Session,
   SessionStatus,
@@ -14,11 +16,12 @@ import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { waitFor } from "../support/wait.js";
 import type { CliDriver, CliInstance, PreparedCli, StepContext } from "./cli-driver.js";
 import { foreignConnections } from "./foreign-connections.js";
-import { connectHubSessions, type HubSessions } from "./hub-session-client.js";
+import { connectHubSessions, type HubSessions, promptReadTwice } from "./hub-session-client.js";
 import { requireInstalledCli } from "./installed-clis.js";
 import { type MockModelServer, startMockModelServer } from "./mock-model-server.js";
 import { describePane, paneInfo, typePrompt, waitForScreen } from "./pane-screen.js";
 import { isRunning, processTree } from "./process-tree.js";
+import { recordScreen } from "./prompt-recording.js";
 import { within } from "./within.js";
 
 /** The Hub's user token for these runs. */
@@ -77,11 +80,24 @@ const REPLY_LONG = "Compat-long-answer begins here and is interrupted before it 
 const REPLY_LONG_FIRST_WORD = "Compat-long-answer";
 /** The mock's answer in the turn the resumed CLI runs. */
 const REPLY_RESUMED = "The resumed conversation goes on.";
+/** The mock's answer in the turn of the conversation resumed by its id (CreateSessionRequest.resume). */
+const REPLY_RESUMED_BY_ID = "The conversation resumed by its id goes on.";
+/** The mock's answer to the turn running while a prompt is queued. */
+const REPLY_BEFORE_QUEUED = "This turn ends before the queued prompt is typed.";
+/** The prompt queued with QueueChatMessage during a turn. */
+const QUEUED_PROMPT = "compat queued prompt: answer once this turn is over";
+/** The mock's answer to the queued prompt. */
+const REPLY_QUEUED = "The queued prompt arrived after the turn.";
 
 /** What a scenario learned, for the extra checks of one CLI. */
 export interface ScenarioFacts {
   /** Completion ids StarAgent reported for finished turns, in order, per instance session id. */
   readonly completions: Map<string, string[]>;
+  /**
+   * Finished turns whose completion was never reported on its own, per instance session id: the turn a
+   * queued prompt was typed after (it is typed the moment the turn ends).
+   */
+  readonly unobserved: Map<string, number>;
   /** The CLI's prepared HOME and working folder. */
   prepared: PreparedCli | undefined;
 }
@@ -95,6 +111,9 @@ export interface ScenarioFacts {
  * session next to B. Every check reads the Hub's gRPC API. `extraSteps` adds checks of that CLI's
  * own state; they run before the teardown.
  */
+/** Answers tried when AnswerPrompt says the prompt changed since it was read (see answerWith). */
+const ANSWER_ATTEMPTS = 2;
+
 export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: ScenarioFacts) => void): void {
   describe(driver.label, () => {
     const instance = (suffix: string): CliInstance => {
@@ -104,7 +123,8 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
     const a = instance("a");
     const b = instance("b");
     const resumed = instance("a-resumed");
-    const facts: ScenarioFacts = { completions: new Map(), prepared: undefined };
+    const byId = instance("a-by-id");
+    const facts: ScenarioFacts = { completions: new Map(), unobserved: new Map(), prepared: undefined };
     /** The state each started instance must keep while another one is driven. */
     const holding = new Map<string, { what: string; accept: (s: Session) => boolean }>();
     const started: CliInstance[] = [];
@@ -114,6 +134,8 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
     let hub: HubSessions;
     /** Prompts are numbered so each is unique: a pane is told from another by the prompts it shows. */
     let promptCount = 0;
+    /** The prompt of the resumed instance's turn: the conversation resumed by id must show it. */
+    let resumedPrompt = "";
     const nextPrompt = (what: string, inst: CliInstance) => `${what} ${inst.sessionId.slice(-1)}${++promptCount}`;
 
     const describeAll = async () => {
@@ -163,8 +185,10 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       hub,
       mock: requireValue(mock),
       instance: inst,
-      type: (text) => typePrompt(requireValue(tmux), inst.target, text, ECHO_TIMEOUT_MS),
+      cwd: requireValue(facts.prepared).cwd,
+      type: (text) => typePrompt(requireValue(tmux), inst.target, text, ECHO_TIMEOUT_MS, driver.submitQuietMs),
       expect: (what, accept) => expectIn(inst, what, accept),
+      recordCompletion: (completionId) => record(inst, completionId),
       markSeen: async (completionId) => {
         await hub.markSessionSeen({ name: inst.name, completionId });
         await expectIn(
@@ -188,13 +212,14 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
     };
 
     /** Starts an instance in the shared folder and waits until it takes input and is reported idle. */
-    const start = async (inst: CliInstance, command: readonly string[]) => {
+    const start = async (inst: CliInstance, command: readonly string[], conversationId?: string) => {
       const prepared = requireValue(facts.prepared);
       await hub.createSession({
         parent: "nodes/local",
         sessionId: inst.sessionId,
         cwd: prepared.cwd,
         command: [...command],
+        resume: conversationId === undefined ? undefined : { cli: driver.cli, conversationId },
       });
       started.push(inst);
       await requireValue(tmux).run("resize-window", "-t", inst.target, "-x", WINDOW_COLS, "-y", WINDOW_ROWS);
@@ -228,7 +253,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       const server = queueFor();
       const reply = server.enqueue({ text, hold: true });
       const prompt = nextPrompt("please answer briefly", inst);
-      await typePrompt(requireValue(tmux), inst.target, prompt, ECHO_TIMEOUT_MS);
+      await typePrompt(requireValue(tmux), inst.target, prompt, ECHO_TIMEOUT_MS, driver.submitQuietMs);
       const request = await within(reply.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
       expect(JSON.stringify(request.body)).toContain(prompt);
       await expectIn(inst, "turn running", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
@@ -316,7 +341,13 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       const server = queueFor();
       const t = requireValue(tmux);
       const never = server.enqueue({ text: REPLY_LONG, hold });
-      await typePrompt(t, inst.target, nextPrompt("start a long compat task", inst), ECHO_TIMEOUT_MS);
+      await typePrompt(
+        t,
+        inst.target,
+        nextPrompt("start a long compat task", inst),
+        ECHO_TIMEOUT_MS,
+        driver.submitQuietMs,
+      );
       await within(never.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
       if (hold === "mid-text") {
         await waitForScreen(
@@ -334,6 +365,37 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       if (hold === true) await driver.clearInput?.(t, inst.target);
     };
 
+    /**
+     * Answers the pending prompt of `inst` through the Hub with its first choice of `effect`, once the
+     * same prompt has been read twice (a person reads a drawn dialog before answering it).
+     */
+    const answerWith = async (inst: CliInstance, effect: PromptEffect) => {
+      for (let attempt = 1; ; attempt++) {
+        const session = await promptReadTwice((what, accept) => expectIn(inst, what, accept));
+        const prompt = session.pendingPrompt;
+        const choice = prompt?.choices.find((c) => c.effect === effect);
+        if (!prompt || !choice) throw new Error(`no ${PromptEffect[effect]} choice in ${JSON.stringify(prompt)}`);
+        try {
+          const answer = await hub.answerPrompt({
+            name: inst.name,
+            fingerprint: prompt.fingerprint,
+            choiceId: choice.id,
+          });
+          expect(answer.detail).not.toMatch(/still on screen/);
+          return;
+        } catch (err) {
+          // A CLI still drawing its dialog (opencode) can change it after it was read twice alike:
+          // AnswerPrompt then refuses with nothing typed, as it must, and a person answers what is
+          // shown now. Any other refusal, or a second one, fails the step.
+          const changed =
+            err instanceof ConnectError &&
+            err.code === Code.FailedPrecondition &&
+            /^the prompt changed/.test(err.rawMessage);
+          if (!changed || attempt >= ANSWER_ATTEMPTS) throw err;
+        }
+      }
+    };
+
     /** The steps every instance runs (`where` names the situation in test titles). */
     const instanceSteps = (inst: CliInstance, where: string) => {
       let toolTurn: ReturnType<MockModelServer["enqueue"]>;
@@ -347,7 +409,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         toolTurn = server.enqueue({ toolCall: driver.approvalToolCall(`echo ${MARKER_TEXT} > ${marker}`), hold: true });
         answerTurn = server.enqueue({ text: REPLY_DONE, hold: true });
         toolPrompt = nextPrompt("please write the compat marker file", inst);
-        await typePrompt(requireValue(tmux), inst.target, toolPrompt, ECHO_TIMEOUT_MS);
+        await typePrompt(requireValue(tmux), inst.target, toolPrompt, ECHO_TIMEOUT_MS, driver.submitQuietMs);
         const request = await within(toolTurn.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
         expect(JSON.stringify(request.body)).toContain(toolPrompt);
         await expectIn(inst, "model request open", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
@@ -364,8 +426,24 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         expect(session.promptKind).toBe(PromptKind.APPROVAL);
       });
 
-      it(`${where}: reports working again once the tool is approved`, { timeout: STEP_TIMEOUT_MS }, async () => {
-        await driver.approve(requireValue(tmux), inst.target);
+      it(`${where}: shows the whole command of the approval with its choices`, {
+        timeout: STEP_TIMEOUT_MS,
+      }, async () => {
+        const session = await expectIn(
+          inst,
+          "the approval read in full",
+          (s) => (s.pendingPrompt?.choices.length ?? 0) > 0,
+        );
+        const prompt = session.pendingPrompt;
+        await recordScreen({ tmux: requireValue(tmux), instance: inst }, driver.sessionPrefix, "approval");
+        expect(prompt?.command, JSON.stringify(prompt)).toBe(`echo ${MARKER_TEXT} > ${marker}`);
+        expect(prompt?.choices.map((c) => c.effect)).toContain(PromptEffect.ALLOW_ONCE);
+      });
+
+      it(`${where}: reports working again once the tool is approved through AnswerPrompt`, {
+        timeout: STEP_TIMEOUT_MS,
+      }, async () => {
+        await answerWith(inst, PromptEffect.ALLOW_ONCE);
         const request = await within(
           answerTurn.requested,
           MODEL_REQUEST_TIMEOUT_MS,
@@ -433,10 +511,24 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         const server = queueFor();
         const t = requireValue(tmux);
         const ask = server.enqueue({ toolCall: driver.approvalToolCall(`echo never > compat-never.txt`) });
-        await typePrompt(t, inst.target, nextPrompt("write a file I will refuse", inst), ECHO_TIMEOUT_MS);
+        await typePrompt(
+          t,
+          inst.target,
+          nextPrompt("write a file I will refuse", inst),
+          ECHO_TIMEOUT_MS,
+          driver.submitQuietMs,
+        );
         await within(ask.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
         await expectIn(inst, "approval asked", state(SessionStatus.REVIEW, StatusReason.INPUT_PROMPT));
-        await driver.cancelApproval(t, inst.target);
+        // Denied through AnswerPrompt where the CLI offers a plain "No"; else with its Escape.
+        const read = await expectIn(
+          inst,
+          "the approval read in full",
+          (s) => (s.pendingPrompt?.choices.length ?? 0) > 0,
+        );
+        if (read.pendingPrompt?.choices.some((c) => c.effect === PromptEffect.DENY))
+          await answerWith(inst, PromptEffect.DENY);
+        else await driver.cancelApproval(t, inst.target);
         await expectIn(inst, "approval refused", state(SessionStatus.IDLE, StatusReason.INTERRUPTED));
         expect(server.unexpected).toEqual([]);
       });
@@ -447,7 +539,13 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         const server = queueFor();
         const t = requireValue(tmux);
         const ask = server.enqueue({ toolCall: driver.approvalToolCall(SLOW_COMMAND) });
-        await typePrompt(t, inst.target, nextPrompt("run the slow compat command", inst), ECHO_TIMEOUT_MS);
+        await typePrompt(
+          t,
+          inst.target,
+          nextPrompt("run the slow compat command", inst),
+          ECHO_TIMEOUT_MS,
+          driver.submitQuietMs,
+        );
         await within(ask.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
         await expectIn(inst, "approval asked", state(SessionStatus.REVIEW, StatusReason.INPUT_PROMPT));
         await driver.approve(t, inst.target);
@@ -468,10 +566,16 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
     beforeAll(async () => {
       requireInstalledCli(driver.bin, driver.version);
       mock = await startMockModelServer({ model: driver.model, sideReply: (r) => driver.sideReply(r) });
-      tmux = createTestTmux();
-      hubProcess = await startServerProcess({ kind: "hub", tmuxSocket: tmux.socketName, token: TOKEN });
-      hub = connectHubSessions(hubProcess.url, TOKEN);
       facts.prepared = await driver.prepare(mock.baseUrl);
+      tmux = createTestTmux();
+      // The Hub's own HOME is the CLIs' (as on a person's machine): ListConversations reads their logs.
+      hubProcess = await startServerProcess({
+        kind: "hub",
+        tmuxSocket: tmux.socketName,
+        token: TOKEN,
+        env: { HOME: facts.prepared.home, CLAUDE_CONFIG_DIR: "", CODEX_HOME: "", XDG_DATA_HOME: "" },
+      });
+      hub = connectHubSessions(hubProcess.url, TOKEN);
     }, HOOK_TIMEOUT_MS);
 
     afterAll(async () => {
@@ -567,17 +671,110 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       expect(foreignConnections(await cliPids())).toEqual([]);
     });
 
-    it("resumed: the first instance's conversation resumed next to the second is idle, then runs a turn", {
-      timeout: STEP_TIMEOUT_MS,
-    }, async () => {
-      await hub.stopSession({ name: a.name });
-      holding.delete(a.name);
-      started.splice(started.indexOf(a), 1);
-      await start(resumed, requireValue(facts.prepared).resumeCommand);
-      await completedTurn(resumed, REPLY_RESUMED);
-      expect(requireValue(mock).unexpected).toEqual([]);
-      expect(foreignConnections(await cliPids())).toEqual([]);
-    });
+    // The resume steps, for the CLIs whose resume compat has shown to work (CliDriver.resumeNotVerified).
+    const resumeStep: typeof it =
+      driver.resumeNotVerified === undefined ? it : ((() => undefined) as unknown as typeof it);
+    resumeStep(
+      "resumed: the first instance's conversation resumed next to the second is idle, then runs a turn",
+      {
+        timeout: STEP_TIMEOUT_MS,
+      },
+      async () => {
+        await hub.stopSession({ name: a.name });
+        holding.delete(a.name);
+        started.splice(started.indexOf(a), 1);
+        await start(resumed, requireValue(facts.prepared).resumeCommand);
+        resumedPrompt = await completedTurn(resumed, REPLY_RESUMED);
+        expect(requireValue(mock).unexpected).toEqual([]);
+        expect(foreignConnections(await cliPids())).toEqual([]);
+      },
+    );
+
+    resumeStep(
+      "resumed by id: ListConversations names the open conversations, and CreateSession.resume goes on with A's",
+      {
+        timeout: STEP_TIMEOUT_MS,
+      },
+      async () => {
+        const prepared = requireValue(facts.prepared);
+        const listed = await hub.listConversations({ parent: "nodes/local", cwd: prepared.cwd, cli: driver.cli });
+        const resumedOne = listed.conversations.find((c) => c.openInSession === resumed.name);
+        const second = listed.conversations.find((c) => c.openInSession === b.name);
+        const seen = listed.conversations.map((c) => `${c.id} open in ${c.openInSession || "-"}: ${c.lastPrompt}`);
+        expect(resumedOne, seen.join("\n")).toBeDefined();
+        expect(second).toBeDefined();
+        expect(resumedOne?.id).not.toBe(second?.id);
+        expect(resumedOne?.cwd).toBe(prepared.cwd);
+        expect(resumedOne?.turnCount).toBeGreaterThan(1);
+        await hub.stopSession({ name: resumed.name });
+        holding.delete(resumed.name);
+        started.splice(started.indexOf(resumed), 1);
+        await start(byId, prepared.command, resumedOne?.id);
+        // Its chat holds the old turns before any new one.
+        await waitFor(
+          async () =>
+            (await wholeChat(byId)).some((m) => m.role === ChatRole.USER && m.text.trim() === resumedPrompt) ||
+            undefined,
+          `${driver.label} ${byId.sessionId}: the resumed conversation's old turn in the chat`,
+          STATUS_TIMEOUT_MS,
+        );
+        await completedTurn(byId, REPLY_RESUMED_BY_ID);
+        const again = await hub.listConversations({ parent: "nodes/local", cwd: prepared.cwd, cli: driver.cli });
+        expect(again.conversations.find((c) => c.openInSession === byId.name)?.lastPrompt).toMatch(
+          /^please answer briefly/,
+        );
+        expect(requireValue(mock).unexpected).toEqual([]);
+      },
+    );
+
+    resumeStep(
+      "queued: a prompt queued during a turn is typed once that turn ends, and runs as the next turn",
+      {
+        timeout: STEP_TIMEOUT_MS,
+      },
+      async () => {
+        const server = queueFor();
+        const before = server.enqueue({ text: REPLY_BEFORE_QUEUED, hold: true });
+        const after = server.enqueue({ text: REPLY_QUEUED, hold: true });
+        await typePrompt(requireValue(tmux), byId.target, nextPrompt("please answer briefly", byId), ECHO_TIMEOUT_MS);
+        await within(before.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+        await expectIn(byId, "turn running", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
+        const { message } = await hub.queueChatMessage({ name: byId.name, text: QUEUED_PROMPT });
+        await expectIn(
+          byId,
+          "turn running, one message queued",
+          state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN, (s) => s.queuedMessages === 1),
+        );
+        expect((await hub.listQueuedMessages({ name: byId.name })).messages.map((m) => [m.id, m.typing])).toEqual([
+          [message?.id, false],
+        ]);
+        before.release();
+        facts.unobserved.set(byId.sessionId, (facts.unobserved.get(byId.sessionId) ?? 0) + 1);
+        const request = await within(
+          after.requested,
+          MODEL_REQUEST_TIMEOUT_MS,
+          `${driver.label} to ask for the queued prompt`,
+        );
+        expect(JSON.stringify(request.body)).toContain(QUEUED_PROMPT);
+        await expectIn(
+          byId,
+          "the queued prompt's turn running",
+          state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN, (s) => s.queuedMessages === 0),
+        );
+        after.release();
+        const done = await expectIn(
+          byId,
+          "queued turn done",
+          state(SessionStatus.REVIEW, StatusReason.UNSEEN_COMPLETION, (s) => s.completionId !== ""),
+        );
+        record(byId, done.completionId);
+        await stepContext(byId).markSeen(done.completionId);
+        const users = (await wholeChat(byId)).filter((m) => m.role === ChatRole.USER).map((m) => m.text.trim());
+        expect(users.filter((u) => u === QUEUED_PROMPT)).toHaveLength(1);
+        expect((await hub.listQueuedMessages({ name: byId.name })).messages).toEqual([]);
+        expect(server.unexpected).toEqual([]);
+      },
+    );
 
     extraSteps?.(facts);
   });

@@ -48,3 +48,19 @@ export async function waitForSession(
     throw new Error(`${(err as Error).message}\nlast GetSession: ${seen}\n${await describe()}`);
   }
 }
+
+/**
+ * Waits until `expect` sees the session's pending prompt read twice with the same fingerprint (a
+ * person reads a drawn dialog before answering it), and returns that session.
+ */
+export function promptReadTwice(
+  expect: (what: string, accept: (s: Session) => boolean) => Promise<Session>,
+): Promise<Session> {
+  let last = "";
+  return expect("the prompt read twice alike", (s) => {
+    const fingerprint = s.pendingPrompt?.fingerprint ?? "";
+    const same = fingerprint !== "" && fingerprint === last;
+    last = fingerprint;
+    return same;
+  });
+}

@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +11,8 @@ export const CODEX_BIN = join(COMPAT_ROOT, "node_modules/.bin/codex");
 export const OPENCODE_BIN = join(COMPAT_ROOT, "node_modules/.bin/opencode");
 /** The Claude Code native binary (the postinstall copies this platform's build over a stub). */
 export const CLAUDE_BIN = join(COMPAT_ROOT, "node_modules/.bin/claude");
+/** The GitHub Copilot CLI: npm's loader, which starts the native build of `@github/copilot-linux-x64`. */
+export const COPILOT_BIN = join(COMPAT_ROOT, "node_modules/.bin/copilot");
 /** How long `<cli> --version` may take: a first run of a large native binary is read from disk. */
 const VERSION_TIMEOUT_MS = 30_000;
 
@@ -27,12 +29,17 @@ export function requireInstalledCli(bin: string, version: string): void {
   const home = mkdtempSync(join(tmpdir(), "sa-compat-version-"));
   let out: string;
   try {
-    out = execFileSync(bin, ["--version"], {
+    // Most print their version on stdout; pi prints it on stderr.
+    const run = spawnSync(bin, ["--version"], {
       encoding: "utf8",
       timeout: VERSION_TIMEOUT_MS,
       env: { PATH: process.env.PATH, HOME: home, DISABLE_AUTOUPDATER: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    if (run.error || run.status !== 0) {
+      throw new Error(run.error?.message ?? `exit status ${run.status}: ${run.stderr}`);
+    }
+    out = `${run.stdout}${run.stderr}`;
   } catch (err) {
     throw new Error(
       `${bin} --version failed, so the CLI was not tested (is its native build installed?): ${(err as Error).message}`,
@@ -46,3 +53,15 @@ export function requireInstalledCli(bin: string, version: string): void {
     );
   }
 }
+/** Gemini CLI's entry point (a node script, `bundle/gemini.js`). */
+export const GEMINI_BIN = join(COMPAT_ROOT, "node_modules/.bin/gemini");
+/** Qwen Code's entry point (a node script). */
+export const QWEN_BIN = join(COMPAT_ROOT, "node_modules/.bin/qwen");
+/** pi's entry point (a node script, `@mariozechner/pi-coding-agent/dist/cli.js`). */
+export const PI_BIN = join(COMPAT_ROOT, "node_modules/.bin/pi");
+/** The pi package, whose shipped examples the compat run uses (its permission gate extension). */
+export const PI_PACKAGE = join(COMPAT_ROOT, "node_modules/@mariozechner/pi-coding-agent");
+/** Kilo CLI: npm's loader (a node script), which starts the native build `bin/.kilo` beside it. */
+export const KILO_BIN = join(COMPAT_ROOT, "node_modules/.bin/kilo");
+/** Factory droid's binary (the package's postinstall puts the platform package's build at `bin/droid`). */
+export const DROID_BIN = join(COMPAT_ROOT, "node_modules/.bin/droid");

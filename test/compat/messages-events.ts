@@ -1,4 +1,4 @@
-import { type ScriptedReply, textDeltas } from "./model-reply.js";
+import { DEFAULT_USAGE, type ScriptedReply, type ScriptedUsage, textDeltas } from "./model-reply.js";
 
 /** One server-sent event of the Anthropic Messages streaming API. */
 export interface MessagesEvent {
@@ -6,16 +6,21 @@ export interface MessagesEvent {
   readonly [field: string]: unknown;
 }
 
-/** Token counts reported with every message (Claude Code shows and stores them). */
-const MOCK_USAGE = {
-  input_tokens: 12,
-  cache_creation_input_tokens: 0,
-  cache_read_input_tokens: 0,
-  output_tokens: 1,
-} as const;
+/**
+ * The token counts `message_start` reports (Claude Code shows and stores them): the prompt split
+ * into uncached input and cache reads, and a first output token; `message_delta` gives the output.
+ */
+function startUsage(usage: ScriptedUsage) {
+  return {
+    input_tokens: usage.input - usage.cached,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: usage.cached,
+    output_tokens: 1,
+  };
+}
 
 /** The event that opens a message: sent before a held reply waits, so the client sees a live turn. */
-export function messageStart(messageId: string, model: string): MessagesEvent {
+export function messageStart(messageId: string, model: string, usage: ScriptedUsage = DEFAULT_USAGE): MessagesEvent {
   return {
     type: "message_start",
     message: {
@@ -26,7 +31,7 @@ export function messageStart(messageId: string, model: string): MessagesEvent {
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: MOCK_USAGE,
+      usage: startUsage(usage),
     },
   };
 }
@@ -64,7 +69,7 @@ export function messageBody(messageId: string, reply: ScriptedReply): MessagesEv
   events.push({
     type: "message_delta",
     delta: { stop_reason: reply.toolCall !== undefined ? "tool_use" : "end_turn", stop_sequence: null },
-    usage: { output_tokens: 6 },
+    usage: { output_tokens: (reply.usage ?? DEFAULT_USAGE).output },
   });
   events.push({ type: "message_stop" });
   return events;

@@ -8,12 +8,16 @@ import {
   restChunks,
   STREAM_DONE,
 } from "./chat-completions-chunks.js";
+import { encodeGeminiChunk, firstGeminiChunk, geminiChunkHasText, restGeminiChunks } from "./gemini-chunks.js";
 import { encodeMessagesEvent, messageBody, messageStart } from "./messages-events.js";
 import type { ScriptedReply } from "./model-reply.js";
 import { encodeResponsesEvent, responseBody, responseCreated } from "./responses-events.js";
 
-/** Which model API a request used: OpenAI Responses (Codex), Chat Completions (opencode), Anthropic Messages (Claude Code). */
-export type ModelApi = "responses" | "chat-completions" | "messages" | "other";
+/**
+ * Which model API a request used: OpenAI Responses (Codex), Chat Completions (opencode, Qwen Code),
+ * Anthropic Messages (Claude Code), Gemini `streamGenerateContent` (Gemini CLI).
+ */
+export type ModelApi = "responses" | "chat-completions" | "messages" | "gemini" | "other";
 
 /** One HTTP request the CLI sent to the mock, kept so tests can assert what was asked. */
 export interface RecordedRequest {
@@ -105,7 +109,9 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
         ? "chat-completions"
         : path.endsWith("/messages") && req.method === "POST"
           ? "messages"
-          : "other";
+          : path.endsWith(":streamGenerateContent")
+            ? "gemini"
+            : "other";
     const body: unknown = raw.length > 0 && isJson(req) ? JSON.parse(raw) : raw;
     const request: RecordedRequest = { api, method: req.method ?? "GET", path, body, receivedAt: Date.now() };
     requests.push(request);
@@ -146,7 +152,18 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
     res.once("close", () => {
       gone = !res.writableFinished;
     });
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    const error = queued.reply.error;
+    if (error) {
+      res.writeHead(error.status, { "content-type": "application/json", ...error.headers });
+      res.end(JSON.stringify(error.body));
+      return "completed";
+    }
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      ...queued.reply.headers,
+    });
     const { first, body } = wireEvents(api, id, queued.reply);
     // A reply held mid-text streams its first words before the hold, like a model cut off mid-answer.
     const firstDelta = queued.reply.hold === "mid-text" ? body.findIndex((e) => e.text) : -1;
@@ -176,9 +193,18 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
         })),
       };
     }
+    if (api === "gemini") {
+      return {
+        first: encodeGeminiChunk(firstGeminiChunk(`resp_${id}`, options.model)),
+        body: restGeminiChunks(`resp_${id}`, options.model, reply).map((c) => ({
+          wire: encodeGeminiChunk(c),
+          text: geminiChunkHasText(c),
+        })),
+      };
+    }
     if (api === "messages") {
       return {
-        first: encodeMessagesEvent(messageStart(`msg_${id}`, options.model)),
+        first: encodeMessagesEvent(messageStart(`msg_${id}`, options.model, reply.usage)),
         body: messageBody(`msg_${id}`, reply).map((e) => ({
           wire: encodeMessagesEvent(e),
           text: e.type === "content_block_delta" && JSON.stringify(e).includes('"text_delta"'),
@@ -199,6 +225,11 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
     if (path.endsWith("/messages/count_tokens")) {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify({ input_tokens: 12 }));
+      return;
+    }
+    if (path.endsWith(":countTokens")) {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ totalTokens: 12 }));
       return;
     }
     if (path.endsWith("/models")) {

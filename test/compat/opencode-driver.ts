@@ -2,6 +2,15 @@ import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cli } from "../../gen/staragent/v1/session_pb.js";
+import {
+  allowAlwaysStep,
+  COMPAT_EDIT_CONTENT,
+  COMPAT_EDIT_FILE,
+  COMPAT_FETCH_URL,
+  namesEditFile,
+  namesFetchUrl,
+  recordAndDenyStep,
+} from "./answer-steps.js";
 import type { CliDriver, PreparedCli } from "./cli-driver.js";
 import { OPENCODE_BIN } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
@@ -14,23 +23,18 @@ const OPENCODE_MODEL = "mock-model";
  * when it finds a config folder; pointing npm here keeps it off the network if it still tries.
  */
 const CLOSED_LOOPBACK_REGISTRY = "http://127.0.0.1:9/";
-/** opencode's switches for everything that would reach the network on its own. */
+/** opencode's switches for everything that would reach the network on its own (after `OPENCODE_`). */
 const OFFLINE_SWITCHES = [
-  "OPENCODE_DISABLE_AUTOUPDATE=1",
-  "OPENCODE_DISABLE_MODELS_FETCH=1",
-  "OPENCODE_DISABLE_SHARE=1",
-  "OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+  "DISABLE_AUTOUPDATE=1",
+  "DISABLE_MODELS_FETCH=1",
+  "DISABLE_SHARE=1",
+  "DISABLE_LSP_DOWNLOAD=1",
 ];
-/** Variables that would point opencode at other state or configuration than the throwaway HOME. */
-const CLEARED_VARIABLES = [
-  "XDG_CONFIG_HOME",
-  "XDG_DATA_HOME",
-  "XDG_CACHE_HOME",
-  "XDG_STATE_HOME",
-  "OPENCODE_CONFIG",
-  "OPENCODE_CONFIG_DIR",
-  "OPENAI_API_KEY",
-];
+/**
+ * Variables that would point opencode at other state or configuration than the throwaway HOME (with
+ * `OPENCODE_CONFIG` and `OPENCODE_CONFIG_DIR`).
+ */
+const CLEARED_VARIABLES = ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "OPENAI_API_KEY"];
 /** The input placeholder opencode draws once it takes input on a new session. */
 const READY_PLACEHOLDER = "Ask anything";
 /** The footer of a session's view (a resumed session shows its conversation, no placeholder). */
@@ -38,77 +42,129 @@ const READY_SESSION_FOOTER = "ctrl+p commands";
 /** The footer after the first Escape of a running turn: a second one interrupts it. */
 const INTERRUPT_CONFIRM = "esc again to interrupt";
 /** The choices line of opencode's permission dialog, drawn once the dialog is complete. */
-const PERMISSION_CHOICES = "Allow once";
+export const PERMISSION_CHOICES = "Allow once";
 /** How long opencode may take to ask for the second Escape. */
 const INTERRUPT_CONFIRM_TIMEOUT_MS = 5_000;
 /** The system prompt of opencode's session-title request. */
 const TITLE_REQUEST_MARK = "You are a title generator";
 
+/** The bash tool call that makes opencode ask before running `command`. */
+function bashCall(command: string) {
+  return { name: "bash", arguments: { command, description: "Write the compat check's marker file" } };
+}
+
+/** opencode's own steps: "Allow always" through AnswerPrompt, and its edit and fetch permissions. */
+const OPENCODE_STEPS = [
+  allowAlwaysStep("opencode", bashCall, { question: "Always allow", detail: "- echo *" }),
+  recordAndDenyStep(
+    "opencode",
+    "edit",
+    { name: "write", arguments: { filePath: COMPAT_EDIT_FILE, content: COMPAT_EDIT_CONTENT } },
+    namesEditFile,
+  ),
+  recordAndDenyStep(
+    "opencode",
+    "fetch",
+    { name: "webfetch", arguments: { url: COMPAT_FETCH_URL, format: "text" } },
+    namesFetchUrl,
+  ),
+];
+
+/** What a CLI on opencode's core (Kilo CLI) changes of opencode's driver. */
+export interface OpencodeCoreFlavour {
+  readonly name: string;
+  readonly label: string;
+  readonly bin: string;
+  readonly version: string;
+  readonly cli: Cli;
+  /** The prefix of its environment variables (`OPENCODE`, `KILO`). */
+  readonly envPrefix: string;
+  /** Its offline switches beyond the shared ones (opencode's, under its prefix). */
+  readonly extraSwitches?: readonly string[];
+  readonly ownSteps?: CliDriver["ownSteps"];
+  cancelApproval: CliDriver["cancelApproval"];
+}
+
 /**
- * The real opencode TUI. Its configuration goes in `OPENCODE_CONFIG_CONTENT` rather than a file in
- * `~/.config/opencode/`: with such a file opencode ran an npm install from the public registry.
+ * The driver of the real opencode TUI or of a CLI on its core. Its configuration goes in
+ * `<PREFIX>_CONFIG_CONTENT` rather than a file in `~/.config/<name>/`: with such a file opencode ran an
+ * npm install from the public registry.
  */
-export const opencodeDriver: CliDriver = {
-  sessionPrefix: "compat-opencode",
+export function opencodeCoreDriver(flavour: OpencodeCoreFlavour): CliDriver {
+  const prefix = flavour.envPrefix;
+  return {
+    sessionPrefix: `compat-${flavour.name}`,
+    bin: flavour.bin,
+    version: flavour.version,
+    label: flavour.label,
+    cli: flavour.cli,
+    model: OPENCODE_MODEL,
+    sideReply(request: RecordedRequest) {
+      return isTitleRequest(request) ? { text: "Compat check" } : undefined;
+    },
+    async prepare(mockBaseUrl: string): Promise<PreparedCli> {
+      const home = await mkdtemp(join(tmpdir(), `sa-compat-${flavour.name}-home-`));
+      const cwd = await realpath(await mkdtemp(join(tmpdir(), `sa-compat-${flavour.name}-work-`)));
+      await writeFile(join(home, ".npmrc"), `registry=${CLOSED_LOOPBACK_REGISTRY}\n`);
+      const command = [
+        "env",
+        ...[...CLEARED_VARIABLES, `${prefix}_CONFIG`, `${prefix}_CONFIG_DIR`].flatMap((v) => ["-u", v]),
+        `HOME=${home}`,
+        `${prefix}_CONFIG_CONTENT=${JSON.stringify(opencodeConfig(mockBaseUrl))}`,
+        `npm_config_registry=${CLOSED_LOOPBACK_REGISTRY}`,
+        ...OFFLINE_SWITCHES.map((s) => `${prefix}_${s}`),
+        ...(flavour.extraSwitches ?? []),
+        flavour.bin,
+      ];
+      return {
+        home,
+        cwd,
+        command,
+        resumeCommand: [...command, "--continue"],
+        backgroundPids: () => [],
+        cleanup: async () => {
+          await rm(home, { recursive: true, force: true });
+          await rm(cwd, { recursive: true, force: true });
+        },
+      };
+    },
+    isReady: (screen) => screen.includes(READY_PLACEHOLDER) || screen.includes(READY_SESSION_FOOTER),
+    approvalToolCall: bashCall,
+    ...(flavour.ownSteps ? { ownSteps: flavour.ownSteps } : {}),
+    isToolResult: (request) => messages(request).some((m) => field(m, "role") === "tool"),
+    approvalQuestion: "Permission required",
+    async approve(tmux, target) {
+      // "Allow once" is the selected choice: Enter confirms it.
+      await answerDialog(tmux, target, PERMISSION_CHOICES, "Enter");
+    },
+    async interrupt(tmux, target) {
+      await tmux.run("send-keys", "-t", target, "Escape");
+      await waitForScreen(
+        tmux,
+        target,
+        (s) => s.includes(INTERRUPT_CONFIRM),
+        `${flavour.label} to ask for a second Escape`,
+        INTERRUPT_CONFIRM_TIMEOUT_MS,
+      );
+      await tmux.run("send-keys", "-t", target, "Escape");
+    },
+    cancelApproval: flavour.cancelApproval,
+  };
+}
+
+/** The real opencode TUI. */
+export const opencodeDriver: CliDriver = opencodeCoreDriver({
+  name: "opencode",
+  label: "opencode 1.18.33",
   bin: OPENCODE_BIN,
   version: "1.18.33",
-  label: "opencode 1.18.33",
   cli: Cli.OPENCODE,
-  model: OPENCODE_MODEL,
-  sideReply(request: RecordedRequest) {
-    return isTitleRequest(request) ? { text: "Compat check" } : undefined;
-  },
-  async prepare(mockBaseUrl: string): Promise<PreparedCli> {
-    const home = await mkdtemp(join(tmpdir(), "sa-compat-opencode-home-"));
-    const cwd = await realpath(await mkdtemp(join(tmpdir(), "sa-compat-opencode-work-")));
-    await writeFile(join(home, ".npmrc"), `registry=${CLOSED_LOOPBACK_REGISTRY}\n`);
-    const command = [
-      "env",
-      ...CLEARED_VARIABLES.flatMap((v) => ["-u", v]),
-      `HOME=${home}`,
-      `OPENCODE_CONFIG_CONTENT=${JSON.stringify(opencodeConfig(mockBaseUrl))}`,
-      `npm_config_registry=${CLOSED_LOOPBACK_REGISTRY}`,
-      ...OFFLINE_SWITCHES,
-      OPENCODE_BIN,
-    ];
-    return {
-      home,
-      cwd,
-      command,
-      resumeCommand: [...command, "--continue"],
-      backgroundPids: () => [],
-      cleanup: async () => {
-        await rm(home, { recursive: true, force: true });
-        await rm(cwd, { recursive: true, force: true });
-      },
-    };
-  },
-  isReady: (screen) => screen.includes(READY_PLACEHOLDER) || screen.includes(READY_SESSION_FOOTER),
-  approvalToolCall: (command) => ({
-    name: "bash",
-    arguments: { command, description: "Write the compat check's marker file" },
-  }),
-  isToolResult: (request) => messages(request).some((m) => field(m, "role") === "tool"),
-  approvalQuestion: "Permission required",
-  async approve(tmux, target) {
-    // "Allow once" is the selected choice: Enter confirms it.
-    await answerDialog(tmux, target, PERMISSION_CHOICES, "Enter");
-  },
-  async interrupt(tmux, target) {
-    await tmux.run("send-keys", "-t", target, "Escape");
-    await waitForScreen(
-      tmux,
-      target,
-      (s) => s.includes(INTERRUPT_CONFIRM),
-      "opencode to ask for a second Escape",
-      INTERRUPT_CONFIRM_TIMEOUT_MS,
-    );
-    await tmux.run("send-keys", "-t", target, "Escape");
-  },
+  envPrefix: "OPENCODE",
+  ownSteps: OPENCODE_STEPS,
   async cancelApproval(tmux, target) {
     await answerDialog(tmux, target, PERMISSION_CHOICES, "Escape");
   },
-};
+});
 
 function opencodeConfig(mockBaseUrl: string): unknown {
   return {
@@ -125,7 +181,7 @@ function opencodeConfig(mockBaseUrl: string): unknown {
         models: { [OPENCODE_MODEL]: { name: "Mock model", tool_call: true } },
       },
     },
-    permission: { bash: "ask" },
+    permission: { bash: "ask", edit: "ask", webfetch: "ask" },
   };
 }
 

@@ -61,9 +61,16 @@ export async function waitForScreen(
 
 /**
  * Types `text` into the pane like a person at the keyboard, waits until the CLI shows it in its
- * input box (keys sent before the echo can be taken as part of a paste), then presses Enter.
+ * input box (keys sent before the echo can be taken as part of a paste), then presses Enter, at least
+ * `submitQuietMs` after the echo (a CLI may take a quick Enter as a line break).
  */
-export async function typePrompt(tmux: TestTmux, target: string, text: string, timeoutMs: number): Promise<void> {
+export async function typePrompt(
+  tmux: TestTmux,
+  target: string,
+  text: string,
+  timeoutMs: number,
+  submitQuietMs = 0,
+): Promise<void> {
   await tmux.run("send-keys", "-t", target, "-l", text);
   await waitForScreen(
     tmux,
@@ -72,6 +79,8 @@ export async function typePrompt(tmux: TestTmux, target: string, text: string, t
     `the typed prompt ${JSON.stringify(text)} on screen`,
     timeoutMs,
   );
+  // The CLI's own timer, which no screen shows (CliDriver.submitQuietMs), counted from the echo.
+  if (submitQuietMs > 0) await new Promise((r) => setTimeout(r, submitQuietMs));
   await tmux.run("send-keys", "-t", target, "Enter");
 }
 

@@ -1,4 +1,4 @@
-import { type ScriptedReply, textDeltas } from "./model-reply.js";
+import { DEFAULT_USAGE, type ScriptedReply, type ScriptedUsage, textDeltas } from "./model-reply.js";
 
 /** One server-sent event of the OpenAI Responses streaming API. */
 export interface ResponsesEvent {
@@ -6,14 +6,16 @@ export interface ResponsesEvent {
   readonly [field: string]: unknown;
 }
 
-/** Token counts reported with every completed response (Codex shows and stores them). */
-const MOCK_USAGE = {
-  input_tokens: 12,
-  input_tokens_details: { cached_tokens: 0 },
-  output_tokens: 6,
-  output_tokens_details: { reasoning_tokens: 0 },
-  total_tokens: 18,
-} as const;
+/** A completed response's token counts (Codex shows and stores them). */
+function responseUsage(usage: ScriptedUsage) {
+  return {
+    input_tokens: usage.input,
+    input_tokens_details: { cached_tokens: usage.cached },
+    output_tokens: usage.output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: usage.input + usage.output,
+  };
+}
 
 /** The event that opens a response: sent before a held reply waits, so the client sees a live turn. */
 export function responseCreated(responseId: string, model: string): ResponsesEvent {
@@ -114,7 +116,14 @@ export function responseBody(responseId: string, model: string, reply: ScriptedR
   }
   events.push({
     type: "response.completed",
-    response: { id: responseId, object: "response", status: "completed", model, output, usage: MOCK_USAGE },
+    response: {
+      id: responseId,
+      object: "response",
+      status: "completed",
+      model,
+      output,
+      usage: responseUsage(reply.usage ?? DEFAULT_USAGE),
+    },
   });
   return events;
 }

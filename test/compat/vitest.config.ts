@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 
 /**
- * The compatibility suite: real Claude Code, Codex and opencode in tmux, one file per CLI, all at once (each has
+ * The compatibility suite: the real agent CLIs in tmux, one file per CLI, three at a time (each has
  * its own Hub, tmux server and mock). Steps of a file share one running CLI, so they run in order.
  */
 export default defineConfig({

@@ -12,6 +12,7 @@ import {
   tmuxSession,
 } from "./support/dashboard-fixture.js";
 import {
+  clickWorkerNotification,
   occurrences,
   rowStatus,
   sessionRow,
@@ -257,7 +258,9 @@ describe("the dashboard against a real Hub", () => {
           "the review count in the title",
           LIVE_WITHIN_MS,
         );
-        expect(await sessionRow(v.page, name).locator(".row-reason").textContent()).toBe("Turn finished");
+        expect(await sessionRow(v.page, name).locator(".row-reason").textContent()).toBe(
+          "Turn finished: Done: hello there",
+        );
       }
       await saveScreenshot(a.page, "desktop-light-review");
 
@@ -332,7 +335,7 @@ describe("the dashboard against a real Hub", () => {
       expect(shown).toEqual([
         {
           title: "notify-other finished its turn",
-          body: expect.stringMatching(/^Turn finished\nlocal · /),
+          body: expect.stringMatching(/^Turn finished: Done: .+\nlocal · /),
           tag: `review:${other}`,
         },
       ]);
@@ -346,15 +349,7 @@ describe("the dashboard against a real Hub", () => {
       // service worker gets the click event the browser would send it.
       const [worker] = v.context.serviceWorkers();
       if (!worker) throw new Error("no service worker is running for the dashboard");
-      await worker.evaluate(async () => {
-        const scope = globalThis as unknown as {
-          registration: { getNotifications(): Promise<unknown[]> };
-          dispatchEvent(e: Event): boolean;
-          NotificationEvent: new (type: string, init: { notification: unknown }) => Event;
-        };
-        const [notification] = await scope.registration.getNotifications();
-        scope.dispatchEvent(new scope.NotificationEvent("notificationclick", { notification }));
-      });
+      await clickWorkerNotification(worker);
       await v.page.waitForURL((u) => u.pathname === "/sessions/local/notify-other");
       expect(await shownNotifications(v.page)).toEqual([]);
 

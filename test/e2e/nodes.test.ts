@@ -1,4 +1,5 @@
-import { rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { testToken } from "../foundation/hub-fixture.js";
 import { closedPort } from "../support/ports.js";
@@ -102,19 +103,80 @@ describe("nodes in the dashboard", () => {
       await form.getByLabel("URL").fill("http://127.0.0.1:1");
       await form.getByLabel("Node token").fill("t0ken");
       await form.locator("button[type=submit]").click();
-      await expect.poll(() => form.locator(".form-error").textContent()).toMatch(/^node_id: "Not Valid" is not valid/);
+      await expect
+        .poll(() => form.locator(".form-error").textContent())
+        .toMatch(/^The node name "Not Valid" is not valid/);
 
+      // An address that leads nowhere is refused with one sentence; ticked, it is added all the same.
       const port = await closedPort();
       await form.locator("#node-id").fill("spare");
       await form.getByLabel("URL").fill(`http://127.0.0.1:${port}`);
       await form.locator("button[type=submit]").click();
+      await expect
+        .poll(() => form.locator(".form-error").textContent())
+        .toMatch(new RegExp(`^Node spare cannot be reached at http://127\\.0\\.0\\.1:${port} \\(`));
+      // The way to add it all the same is the form's checkbox, not the command line's --force.
+      const refusal = (await form.locator(".form-error").textContent()) ?? "";
+      expect(refusal).toMatch(
+        / To add it all the same and fix it later, tick "Add even if the Node does not answer or refuses the token" below\.$/,
+      );
+      expect(refusal).not.toContain("--force");
+      await form.getByLabel("Add even if the Node does not answer").check();
+      await form.locator("button[type=submit]").click();
       const card = v.page.locator("sa-node-list .node-card", { hasText: "spare" });
       await card.waitFor();
       expect(await card.locator("dd.mono").textContent()).toBe(`http://127.0.0.1:${port}`);
+
+      // Edited in place: the new URL is checked the same way, and saved when ticked.
+      const moved = await closedPort();
+      await card.getByRole("button", { name: "Edit node spare" }).click();
+      const dialog = v.page.locator("sa-node-edit dialog");
+      expect(await dialog.getByLabel("URL").inputValue()).toBe(`http://127.0.0.1:${port}`);
+      await dialog.getByLabel("URL").fill(`http://127.0.0.1:${moved}`);
+      await dialog.getByRole("button", { name: "Save" }).click();
+      await expect.poll(() => dialog.locator(".form-error").textContent()).toMatch(/^Node spare cannot be reached/);
+      const edited = (await dialog.locator(".form-error").textContent()) ?? "";
+      expect(edited).toMatch(/, tick "Save even if the Node does not answer or refuses the token" below\.$/);
+      expect(edited).not.toContain("--force");
+      await dialog.getByLabel("Save even if the Node does not answer").check();
+      await dialog.getByRole("button", { name: "Save" }).click();
+      await dialog.waitFor({ state: "hidden" });
+      await expect.poll(() => card.locator("dd.mono").textContent()).toBe(`http://127.0.0.1:${moved}`);
       await card.getByRole("button", { name: "Remove node spare" }).click();
       await v.page.locator("sa-node-list .remove-dialog button.danger").click();
       await card.waitFor({ state: "detached" });
       expect(await v.page.locator("sa-node-list .node-card").count()).toBe(2);
+    },
+    TEST_TIMEOUT_MS,
+  );
+  it(
+    "offers in the create dialog only the recent folders used on the node chosen",
+    async () => {
+      const v = await pages.add(f.browser);
+      await f.login(v.page);
+      const folder = join(f.dir, "recent-here");
+      await mkdir(folder);
+      await v.page.click("button:has-text('New session')");
+      const dialog = v.page.locator("sa-create-dialog dialog");
+      await dialog.locator("#create-node").selectOption("local");
+      await dialog.getByLabel("Name").fill("recent-local");
+      await dialog.getByLabel("Folder").fill(folder);
+      await dialog.getByLabel("A shell").check();
+      await dialog.locator("button:has-text('Start session')").click();
+      await v.page.waitForURL((u) => u.pathname === "/sessions/local/recent-local");
+      try {
+        await v.page.click("button:has-text('New session')");
+        const recent = dialog.locator(`.recent-folder[title="${folder}"]`);
+        await recent.waitFor();
+        // The folder is a path on this machine: on w1 it is not offered (it may not exist there).
+        await dialog.locator("#create-node").selectOption("w1");
+        await expect.poll(() => recent.count()).toBe(0);
+        await dialog.locator("#create-node").selectOption("local");
+        await recent.waitFor();
+        await dialog.locator("button:has-text('Cancel')").click();
+      } finally {
+        await f.sessions.stopSession({ name: "nodes/local/sessions/recent-local", force: true });
+      }
     },
     TEST_TIMEOUT_MS,
   );

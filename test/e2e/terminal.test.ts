@@ -160,6 +160,53 @@ describe("the terminal in the dashboard", () => {
   );
 
   it(
+    "on a phone, shrinks the font so a wider window of another client fits, never cropped, until Take over size",
+    async () => {
+      await f.sessions.createSession({ parent: "nodes/local", sessionId: "wide", cwd: f.dir, command: BASH });
+      // A desktop terminal of 90 columns owns the window.
+      const own = pty.spawn("tmux", f.tmux.client.argv(["attach-session", "-t", "=wide"]), {
+        cols: 90,
+        rows: 30,
+        env: { ...f.tmux.client.environment, TERM: "xterm-256color" },
+      });
+      try {
+        await waitFor(async () => (await windowSize("wide")) === "90x29", "the window to follow the desktop");
+        const v = await page(PHONE);
+        await f.login(v.page, "/sessions/local/wide");
+        await waitForTerminal(v.page);
+        const font = () =>
+          v.page.evaluate(() => {
+            const el = document.querySelector("sa-terminal") as (HTMLElement & { terminalFont(): number }) | null;
+            return el ? el.terminalFont() : 0;
+          });
+        let seen = "";
+        await waitFor(
+          async () => (await terminalSize(v.page)).cols === 90,
+          "the phone to show the window's 90 columns",
+        );
+        // The whole width is on screen: the font shrank below the phone's own 12 px, and nothing is cut.
+        await waitFor(
+          async () => {
+            seen = `font ${await font()}, fits ${await terminalFitsItsBox(v.page)}`;
+            return (await font()) < 12 && (await terminalFitsItsBox(v.page));
+          },
+          () => `the font to shrink until the window fits (${seen})`,
+        );
+        expect(await font()).toBeGreaterThanOrEqual(6);
+        await v.page.locator("sa-terminal button", { hasText: "Take over size" }).click();
+        await waitFor(async () => {
+          const s = await terminalSize(v.page);
+          return (await font()) === 12 && s.cols < 90 && (await windowSize("wide")) === `${s.cols}x${s.rows - 1}`;
+        }, "the own font back, and the window at the phone's size");
+        expect(await terminalFitsItsBox(v.page)).toBe(true);
+      } finally {
+        own.kill();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     "sends keys only to the session on screen when switching sessions",
     async () => {
       for (const id of ["first", "second"]) {
@@ -185,8 +232,9 @@ describe("the terminal in the dashboard", () => {
   it(
     "puts what a program copies with OSC 52 on the clipboard",
     async () => {
-      await f.tmux.run("set-option", "-s", "set-clipboard", "on");
       await f.sessions.createSession({ parent: "nodes/local", sessionId: "copier", cwd: f.dir, command: BASH });
+      // After the session: run alone, this test has no tmux server before it.
+      await f.tmux.run("set-option", "-s", "set-clipboard", "on");
       const v = await page();
       await v.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: f.hub.url });
       await f.login(v.page, "/sessions/local/copier");
@@ -194,6 +242,8 @@ describe("the terminal in the dashboard", () => {
       await v.page.locator("sa-terminal .xterm").click();
       await v.page.keyboard.type(String.raw`printf '\033]52;c;%s\a' "$(printf 'copied by a program' | base64)"`);
       await v.page.keyboard.press("Enter");
+      // The first copy of a session asks the person (test/hardening/osc52-consent.test.ts).
+      await v.page.click("text=Allow for this session");
       await waitFor(
         async () => (await v.page.evaluate(() => navigator.clipboard.readText())) === "copied by a program",
         "the text on the clipboard",

@@ -200,12 +200,20 @@ describe("authentication on a real Hub and Node", () => {
     expect(login.headers.location).toBe("/");
     const setCookie = login.headers["set-cookie"]?.[0] ?? "";
     expect(setCookie).toMatch(/^staragent_session=[^;]+; HttpOnly; SameSite=Strict; Path=\/; Max-Age=\d+$/);
-    const cookie = setCookie.split(";")[0] ?? "";
+    // The page logs in asking for JSON: the cookie, and the key it keeps in its origin's storage.
+    const paged = await request(`${f.hub.url}/login`, from, {
+      method: "POST",
+      headers: { accept: "application/json", "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: f.hub.token }).toString(),
+    });
+    expect(paged.status).toBe(200);
+    const cookie = (paged.headers["set-cookie"]?.[0] ?? "").split(";")[0] ?? "";
+    const { key } = JSON.parse(paged.body) as { key: string };
 
     const list = (headers: Record<string, string>) =>
       request(`${f.hub.url}/staragent.v1.SessionService/ListSessions`, from, {
         method: "POST",
-        headers: { "content-type": "application/json", cookie, ...headers },
+        headers: { "content-type": "application/json", cookie, "staragent-login-key": key, ...headers },
         body: "{}",
       });
     const own = await list({ origin: f.hub.url });

@@ -3,11 +3,12 @@ import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DescService } from "@bufbuild/protobuf";
-import { type Client, Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { type Client, Code, createClient, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { NodeService } from "../../gen/staragent/v1/node_service_pb.js";
 import { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
 import { bearerInterceptor } from "../../services/common/bearer.js";
+import { rejectionOf } from "../support/codes.js";
 import { type ServerProcess, startServerProcess } from "../support/servers.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 
@@ -71,11 +72,6 @@ export async function startHubFixture(options: { args?: string[]; env?: NodeJS.P
 
 /** The Connect error of a call that must fail (its code and message), or throws when it succeeds. */
 export async function failureOf(call: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await call;
-  } catch (err) {
-    const e = ConnectError.from(err);
-    return { code: Code[e.code], message: e.rawMessage };
-  }
-  throw new Error("the call succeeded but was expected to fail");
+  const e = await rejectionOf(call);
+  return { code: Code[e.code], message: e.rawMessage };
 }

@@ -117,7 +117,10 @@ describe("a Hub routing to a Node on another tmux server", () => {
       await failureOf(
         hub().sessions.createSession({ parent: "nodes/a1", sessionId: "x", cwd: "relative", command: ["sleep", "1"] }),
       ),
-    ).toEqual({ code: "InvalidArgument", message: 'cwd: "relative" is not an absolute path' });
+    ).toEqual({
+      code: "InvalidArgument",
+      message: 'cwd: "relative" is not an absolute path (give /path/to/folder, ~ or ~/folder)',
+    });
     expect(await failureOf(hub().sessions.stopSession({ name: "nodes/a1/sessions/remote-one" }))).toMatchObject({
       code: "FailedPrecondition",
       message: expect.stringMatching(/^remote-one was not created by StarAgent/),
@@ -148,7 +151,7 @@ describe("a Hub routing to a Node on another tmux server", () => {
     }
     expect((await failureOf(hub().nodes.addNode({ ...valid, nodeId: "a1" }))).code).toBe("AlreadyExists");
 
-    const added = await hub().nodes.addNode(valid);
+    const added = await hub().nodes.addNode({ ...valid, force: true });
     expect(added.node).toMatchObject({ name: "nodes/w2", url: valid.url, displayName: "w2" });
     const stored = join(hub().hub.home, "nodes.json");
     expect((await stat(stored)).mode & 0o777).toBe(0o600);
@@ -175,7 +178,12 @@ describe("a Hub routing to a Node on another tmux server", () => {
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
     try {
       const { port } = silent.address() as net.AddressInfo;
-      await hub().nodes.addNode({ nodeId: "wedged", url: `http://127.0.0.1:${port}`, token: "t0ken-wedged" });
+      await hub().nodes.addNode({
+        nodeId: "wedged",
+        url: `http://127.0.0.1:${port}`,
+        token: "t0ken-wedged",
+        force: true,
+      });
       const started = Date.now();
       const res = await hub().sessions.listSessions({ parent: "nodes/-" });
       expect(Date.now() - started).toBeLessThan(NODE_CALL_TIMEOUT_MS + TIMEOUT_SLACK_MS);

@@ -130,16 +130,7 @@ describe("one-port listener", () => {
     const first = await stream.next();
     expect(first.done).toBe(false);
     expect(first.value?.type).toBe(WatchEventType.SNAPSHOT);
-    const rest = (async () => {
-      try {
-        for (let r = await stream.next(); !r.done; r = await stream.next()) {
-          /* drain heartbeats until the server ends the stream */
-        }
-        return "ended";
-      } catch (err) {
-        return Code[ConnectError.from(err).code];
-      }
-    })();
+    const rest = drain(stream);
 
     const started = Date.now();
     await machine.close();
@@ -149,11 +140,28 @@ describe("one-port listener", () => {
     agent.destroy();
 
     expect(took).toBeLessThan(PROMPT_CLOSE_MS);
-    expect(["ended", "Unavailable", "Canceled"]).toContain(await rest);
+    // The machine's close ends its watch streams cleanly, before the server cuts connections.
+    expect(await rest).toBe("ended");
     await silentClosed;
     expect(await portIsFree(running.port)).toBe(true);
   });
 });
+
+/**
+ * How a stream ends once its server stops: "ended" when it ends cleanly, else its error's code (and
+ * message). Heartbeats and changes before the end are read past.
+ */
+async function drain(stream: AsyncIterator<unknown>): Promise<string> {
+  try {
+    for (let r = await stream.next(); !r.done; r = await stream.next()) {
+      /* read past heartbeats until the server ends the stream */
+    }
+    return "ended";
+  } catch (err) {
+    const e = ConnectError.from(err);
+    return `${Code[e.code]}: ${e.rawMessage}`;
+  }
+}
 
 function bearer(): Interceptor {
   return bearerInterceptor(TOKEN);
@@ -168,17 +176,15 @@ describe("a Hub process stopping", () => {
       expect(h1.status).toBe(200);
       const stream = f.sessions.watchSessions({ parent: "nodes/-" })[Symbol.asyncIterator]();
       expect((await stream.next()).value?.type).toBe(WatchEventType.SNAPSHOT);
-      const ended = stream.next().then(
-        () => "ended",
-        () => "failed",
-      );
+      const ended = drain(stream);
 
       const exited = new Promise((resolve) => f.hub.process.once("exit", resolve));
       const started = Date.now();
       f.hub.process.kill("SIGTERM");
       await exited;
       expect(Date.now() - started).toBeLessThan(PROMPT_PROCESS_EXIT_MS);
-      expect(["ended", "failed"]).toContain(await ended);
+      // The Hub ends its streams cleanly as it stops, rather than leaving them to a cut connection.
+      expect(await ended).toBe("ended");
       expect(await portIsFree(Number(new URL(f.hub.url).port))).toBe(true);
     } finally {
       agent.destroy();

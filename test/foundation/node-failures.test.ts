@@ -66,7 +66,7 @@ describe("a Hub with a Node it cannot use", () => {
 
   it("lists everyone else's sessions when a Node refuses the Hub's token, and says which", async () => {
     const wrong = "not-the-node-token";
-    await hub().nodes.addNode({ nodeId: "badtok", url: (other as ServerProcess).url, token: wrong });
+    await hub().nodes.addNode({ nodeId: "badtok", url: (other as ServerProcess).url, token: wrong, force: true });
     try {
       const listed = await hub().sessions.listSessions({ parent: "nodes/-" });
       expect([listed.unreachable, listed.sessions.map((s) => s.name)]).toEqual([
@@ -89,7 +89,7 @@ describe("a Hub with a Node it cannot use", () => {
         await hub().nodes.removeNode({ name: "nodes/badtok" });
         const gone = await later.next((e) => e.type === WatchEventType.UNREACHABLE_CHANGED, "badtok forgotten");
         expect(gone.unreachable).toEqual([]);
-        await hub().nodes.addNode({ nodeId: "badtok", url: (other as ServerProcess).url, token: wrong });
+        await hub().nodes.addNode({ nodeId: "badtok", url: (other as ServerProcess).url, token: wrong, force: true });
       } finally {
         await later.close();
       }
@@ -113,7 +113,12 @@ describe("a Hub with a Node it cannot use", () => {
   });
 
   it("says so when a Node serves another name than the one it was added under", async () => {
-    await hub().nodes.addNode({ nodeId: "misnamed", url: (other as ServerProcess).url, token: otherToken });
+    await hub().nodes.addNode({
+      nodeId: "misnamed",
+      url: (other as ServerProcess).url,
+      token: otherToken,
+      force: true,
+    });
     try {
       const listed = await hub().sessions.listSessions({ parent: "nodes/-" });
       expect(listed.unreachable).toEqual(["nodes/misnamed"]);

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,9 +17,9 @@ import { WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../../services/common/bearer.js";
 import {
-  type ProcessResult,
   REPO_ROOT,
   runCli,
+  runCliWithInput,
   type ServerProcess,
   STARAGENT_BIN,
   startServerProcess,
@@ -39,26 +38,6 @@ interface RemoteNode {
   readonly tmux: TestTmux;
   readonly project: string;
   readonly server: ServerProcess;
-}
-
-/** Runs `staragent ARGS` with `input` on its stdin. */
-function runCliWithInput(args: string[], env: NodeJS.ProcessEnv, input: string): Promise<ProcessResult> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [STARAGENT_BIN, ...args], {
-      env: { ...process.env, ...env },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString();
-    });
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString();
-    });
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
 }
 
 describe("remote sessions through a Hub, with two Nodes as processes", () => {
@@ -163,11 +142,15 @@ describe("remote sessions through a Hub, with two Nodes as processes", () => {
 
   it("asks for the token at a terminal without echoing it, and warns when the Node is not usable", async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, ...hub().cliEnv, TERM: "xterm-256color" };
-    const term = pty.spawn(process.execPath, [STARAGENT_BIN, "nodes", "add", "n1-again", node("n1").server.url], {
-      cols: 120,
-      rows: 20,
-      env,
-    });
+    const term = pty.spawn(
+      process.execPath,
+      [STARAGENT_BIN, "nodes", "add", "n1-again", node("n1").server.url, "--force"],
+      {
+        cols: 120,
+        rows: 20,
+        env,
+      },
+    );
     let screen = "";
     term.onData((d) => {
       screen += d;

@@ -14,14 +14,17 @@ async function argvOf(pid: number): Promise<string[]> {
 }
 
 /**
- * argv of a created session's pane once its `sh -c 'exec "$@"'` wrapper has exec'd the command (a read
- * right after CreateSession may still see the wrapper).
+ * argv of the command a created session's pane runs: the child of its `staragent-run` wrapper (which
+ * stays, to keep the pane when the command exits), once the wrapper has started it.
  */
 async function execedArgvOf(pid: number): Promise<string[]> {
   return waitFor(async () => {
     const argv = await argvOf(pid);
-    return argv[3] === "staragent-exec" ? undefined : argv;
-  }, `process ${pid} to exec its command`);
+    if (argv[3] !== "staragent-run") return argv;
+    const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8").catch(() => "")).trim().split(/\s+/);
+    const child = Number(children[0]);
+    return child > 0 ? await argvOf(child).catch(() => undefined) : undefined;
+  }, `process ${pid} to start its command`);
 }
 
 describe("sessions through a real Hub process", () => {
@@ -43,7 +46,7 @@ describe("sessions through a real Hub process", () => {
     expect(table.stderr).toBe("");
     expect(table.code).toBe(0);
     const lines = table.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^SESSION\s+STATUS\s+REASON\s+CLI\s+TYPE\s+ORIGIN\s+ACTIVE\s+CWD$/);
+    expect(lines[0]).toMatch(/^SESSION\s+STATUS\s+REASON\s+CLI\s+CONTEXT\s+TYPE\s+ORIGIN\s+ACTIVE\s+CWD$/);
     expect(lines.find((l) => l.startsWith("by-hand "))).toMatch(/\sagent\s+unmanaged\s.*\s\/\S+$/);
 
     const json = await runCli(["ls", "--json"], f.cliEnv);
@@ -169,8 +172,7 @@ describe("sessions through a real Hub process", () => {
     const res = await f.sessions.createSession({ parent: "nodes/local", sessionId: "semi", cwd: f.dir, command });
     expect(res.session?.tmuxSession).toBe("semi");
     const pid = await panePid("semi");
-    await waitFor(async () => (await argvOf(pid))[0] === "sh", "the pane to exec the command");
-    expect(await argvOf(pid)).toEqual(command);
+    expect(await execedArgvOf(pid)).toEqual(command);
     expect(await tmuxSessions()).toEqual(expect.arrayContaining(["by-hand", "semi"]));
     expect((await f.sessions.getSession({ name: "nodes/local/sessions/by-hand" })).session?.tmuxSession).toBe(
       "by-hand",
@@ -183,7 +185,7 @@ describe("sessions through a real Hub process", () => {
     await chmod(join(f.dir, program), 0o755);
     await f.sessions.createSession({ parent: "nodes/local", sessionId: "meta", cwd: f.dir, command: [program] });
     const pid = await panePid("meta");
-    await waitFor(async () => (await argvOf(pid))[0] === "sleep", "the program to run");
+    await waitFor(async () => (await execedArgvOf(pid))[0] === "sleep", "the program to run");
     await expect(stat(join(f.dir, "pwned"))).rejects.toThrow(/ENOENT/);
     await expect(stat(join(f.dir, "pwned2"))).rejects.toThrow(/ENOENT/);
   });

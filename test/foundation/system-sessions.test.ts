@@ -11,6 +11,11 @@ import { waitFor } from "../support/wait.js";
 import { failureOf, grpcClient, testToken } from "./hub-fixture.js";
 
 const STAND_INS = join(REPO_ROOT, "test/stand-ins");
+/**
+ * The tests that start services start two processes each (the session's supervisor and the service)
+ * and wait for each to come up: on a loaded 2-core machine that takes longer than the default 30 s.
+ */
+const SERVICES_TEST_TIMEOUT_MS = 120_000;
 
 /**
  * True while a process with this id runs: exists and has not exited (a zombie has: where the
@@ -53,7 +58,9 @@ describe("staragent system: StarAgent's own services in their tmux sessions", ()
     await rm(home, { recursive: true, force: true });
   });
 
-  it("runs a Node and a Hub, idempotently, as type system, with their tokens from the environment on no command line", async () => {
+  it("runs a Node and a Hub, idempotently, as type system, with their tokens from the environment on no command line", {
+    timeout: SERVICES_TEST_TIMEOUT_MS,
+  }, async () => {
     const system = (args: string[], extra: NodeJS.ProcessEnv = {}) => runCli(["system", ...args], { ...env, ...extra });
     const node = await system(["start", "node", "--name", "sysnode", "--port", "0"], {
       STARAGENT_NODE_TOKEN: nodeToken,
@@ -63,7 +70,7 @@ describe("staragent system: StarAgent's own services in their tmux sessions", ()
       node.stdout,
     );
     expect(started).not.toBeNull();
-    const [, nodePid, nodeUrl] = started as RegExpExecArray;
+    const [, nodePid, nodeUrl = ""] = started as RegExpExecArray;
     expect(await system(["start", "node", "--name", "other"])).toEqual({
       code: 0,
       stdout: `staragent-node is already running (pid ${nodePid}): listening on ${nodeUrl}; nothing changed\n`,
@@ -77,7 +84,7 @@ describe("staragent system: StarAgent's own services in their tmux sessions", ()
       hub.stdout,
     );
     expect(hubStarted).not.toBeNull();
-    const [, hubPid, hubUrl] = hubStarted as RegExpExecArray;
+    const [, hubPid, hubUrl = ""] = hubStarted as RegExpExecArray;
 
     const status = await system(["status"]);
     expect(status.code).toBe(0);
@@ -113,6 +120,13 @@ describe("staragent system: StarAgent's own services in their tmux sessions", ()
       expect(seen).not.toContain(userToken);
       expect(seen).not.toContain(nodeToken);
     }
+    // The Hub's pane (the dashboard shows it) says where the token is, never the token.
+    const hubPane = await waitFor(async () => {
+      const text = await tmux.run("capture-pane", "-p", "-J", "-S", "-", "-t", "=staragent-hub:");
+      return text.includes("Log in:") && text;
+    }, "the Hub's pane to show how to log in");
+    expect(hubPane).not.toContain(userToken);
+    expect(hubPane).toContain(`Log in: ${hubUrl}/login with the token from STARAGENT_AUTH_TOKEN`);
     const tmuxEnvironment = await tmux.run("show-environment", "-g");
     expect(tmuxEnvironment).not.toContain(nodeToken);
     expect(tmuxEnvironment).not.toContain("STARAGENT_AUTH_TOKEN");
@@ -160,7 +174,9 @@ describe("staragent system: StarAgent's own services in their tmux sessions", ()
     expect((await runCli(["system", "status", "node"], env)).stdout).toBe("staragent-node: not running\n");
   });
 
-  it("runs tailscaled (a stand-in here) with userspace networking, its state and socket under STARAGENT_HOME", async () => {
+  it("runs tailscaled (a stand-in here) with userspace networking, its state and socket under STARAGENT_HOME", {
+    timeout: SERVICES_TEST_TIMEOUT_MS,
+  }, async () => {
     const started = await runCli(["system", "start", "tailscaled", "--userspace", "--verbose=1"], env);
     const stateDir = join(home, "tailscale");
     const socket = join(stateDir, "tailscaled.sock");

@@ -148,16 +148,17 @@ describe("a Hub and a Node speaking TLS (self-signed certificates)", () => {
     expect(script.stdout).toMatch(/^nodes\/local\/sessions\/near-work\tidle\t/m);
   });
 
-  it("logs a browser in with a Secure, HttpOnly, SameSite=Strict cookie that then works over HTTP/2", async () => {
+  it("logs a browser in with a __Host- Secure, HttpOnly, SameSite=Strict cookie that then works over HTTP/2", async () => {
     const origin = hubUrl();
     const login = await httpsRequest(`${hubUrl()}/login`, hubCa, {
       method: "POST",
-      headers: { origin, "content-type": "application/x-www-form-urlencoded" },
+      headers: { origin, accept: "application/json", "content-type": "application/x-www-form-urlencoded" },
       body: `token=${encodeURIComponent(userToken)}`,
     });
-    expect(login.status).toBe(303);
+    expect(login.status).toBe(200);
     const cookie = String(login.headers["set-cookie"]);
-    expect(cookie).toMatch(/^staragent_session=[^;]+; HttpOnly; SameSite=Strict; Path=\/; Secure; Max-Age=\d+$/);
+    expect(cookie).toMatch(/^__Host-staragent_session=[^;]+; HttpOnly; SameSite=Strict; Path=\/; Secure; Max-Age=\d+$/);
+    const { key } = JSON.parse(login.body) as { key: string };
     const value = cookie.split(";")[0] as string;
     const page = await httpsRequest(`${hubUrl()}/`, hubCa, { headers: { cookie: value } });
     expect(page.status).toBe(200);
@@ -171,6 +172,7 @@ describe("a Hub and a Node speaking TLS (self-signed certificates)", () => {
           "content-type": "application/json",
           origin,
           cookie: value,
+          "staragent-login-key": key,
         });
         let status = 0;
         let body = "";
@@ -227,7 +229,13 @@ describe("a Hub and a Node speaking TLS (self-signed certificates)", () => {
 
     // By a name its certificate does not hold, the Node is not trusted; last_error says what to do.
     const byName = nodeUrl.replace("127.0.0.1", "localhost");
-    const untrusted = await runCli(["nodes", "add", "tn-by-name", byName, "--token-file", tokenFile], cli);
+    // Refused at once with the reason, and added with --force to show OFFLINE with it.
+    const refused = await runCli(["nodes", "add", "tn-by-name", byName, "--token-file", tokenFile], cli);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /^staragent nodes: FailedPrecondition: Node tn-by-name cannot be used: the Hub does not trust/,
+    );
+    const untrusted = await runCli(["nodes", "add", "tn-by-name", byName, "--token-file", tokenFile, "--force"], cli);
     expect(untrusted.code).toBe(0);
     const offline = await waitFor(async () => {
       const n = (await hubNodes.getNode({ name: "nodes/tn-by-name" })).node;

@@ -110,7 +110,7 @@ describe("the staragent command from the repository root", () => {
     });
     expect(await runCli(["stop"], { STARAGENT_AUTH_TOKEN: "x" })).toMatchObject({
       code: 2,
-      stderr: "staragent stop: usage: staragent stop NAME [--force]\n",
+      stderr: "staragent stop: usage: staragent stop NAME [--force] [--remove-worktree]\n",
     });
   });
 

@@ -10,13 +10,19 @@ import { ClaudeTranscriptHistory } from "../../services/node/agents/claude/trans
 import { codexRolloutReducer } from "../../services/node/agents/codex/rollout.js";
 import { readSessionMetaCwd } from "../../services/node/agents/codex/rollout-finder.js";
 import { CodexRolloutHistory } from "../../services/node/agents/codex/rollout-history.js";
+import { copilotEventsReducer } from "../../services/node/agents/copilot/events.js";
+import { CopilotEventsHistory } from "../../services/node/agents/copilot/events-history.js";
+import { DroidHistory } from "../../services/node/agents/droid/droid-history.js";
+import { droidSessionReducer } from "../../services/node/agents/droid/session.js";
 import { type JsonRecord, type LifecycleReducer, parseRecord } from "../../services/node/agents/log-follower.js";
 import { queryTurn } from "../../services/node/agents/opencode/opencode-db.js";
+import { PiHistory } from "../../services/node/agents/pi/pi-history.js";
+import { piSessionReducer } from "../../services/node/agents/pi/session-log.js";
 import { liveTail } from "../../services/node/chat/chat-merge.js";
 import { fixtureFiles, fuzz, mutateJson, mutateJsonl, mutateText, type Random } from "./fuzz.js";
 
 const AGENTS = join(import.meta.dirname, "../../services/node/agents");
-/** A live state file as Claude Code 2.1.x writes it (FORMATS.md). */
+/** A live state file as Claude Code 2.1.x writes it (docs/status.md, "Per CLI"). */
 const LIVE_STATE = {
   pid: 4242,
   sessionId: "5f0c2a6e-8d7b-4c1e-9a3f-2b6d8e4f1a7c",
@@ -91,6 +97,51 @@ describe("fuzz: native logs", () => {
           expect(TURNS).toContain(state.turn);
           expect(typeof state.completionId).toBe("string");
           expect(state.pendingCalls.every((c) => typeof c === "string")).toBe(true);
+        }
+      },
+    );
+  });
+
+  it("Copilot CLI event logs: the reducer never throws and always names a turn", async () => {
+    const fixtures = jsonlFixtures("copilot");
+    await fuzz(
+      "copilot events",
+      (r) => mutateJsonl(r, r.pick(fixtures)),
+      (text) => {
+        for (const state of replay(copilotEventsReducer, text)) {
+          expect(TURNS).toContain(state.turn);
+          expect(typeof state.completionId).toBe("string");
+          expect(typeof state.lastUserTurn).toBe("string");
+        }
+      },
+    );
+  });
+
+  it("pi session files: the reducer never throws and always names a turn", async () => {
+    const fixtures = jsonlFixtures("pi");
+    await fuzz(
+      "pi sessions",
+      (r) => mutateJsonl(r, r.pick(fixtures)),
+      (text) => {
+        for (const state of replay(piSessionReducer, text)) {
+          expect(TURNS).toContain(state.turn);
+          expect(typeof state.completionId).toBe("string");
+          expect(typeof state.lastUserTurn).toBe("string");
+        }
+      },
+    );
+  });
+
+  it("Factory droid session logs: the reducer never throws and always names a turn", async () => {
+    const fixtures = jsonlFixtures("droid");
+    await fuzz(
+      "droid session",
+      (r) => mutateJsonl(r, r.pick(fixtures)),
+      (text) => {
+        for (const state of replay(droidSessionReducer, text)) {
+          expect(TURNS).toContain(state.turn);
+          expect(typeof state.completionId).toBe("string");
+          expect(typeof state.lastUserTurn).toBe("string");
         }
       },
     );
@@ -188,11 +239,21 @@ describe("fuzz: native logs", () => {
     );
   });
 
-  it("chat history of Claude Code and Codex logs: never throws, ids increase, pages cover the same messages", async () => {
+  it("chat history of Claude Code, Codex, Copilot CLI, pi and Factory droid logs: never throws, ids increase, pages cover the same messages", async () => {
     const logs = [
       ...jsonlFixtures("claude").map((text) => ["claude", text] as const),
       ...jsonlFixtures("codex").map((text) => ["codex", text] as const),
+      ...jsonlFixtures("copilot").map((text) => ["copilot", text] as const),
+      ...jsonlFixtures("pi").map((text) => ["pi", text] as const),
+      ...jsonlFixtures("droid").map((text) => ["droid", text] as const),
     ];
+    const readers = {
+      claude: () => new ClaudeTranscriptHistory(),
+      codex: () => new CodexRolloutHistory(),
+      copilot: () => new CopilotEventsHistory(),
+      pi: () => new PiHistory(),
+      droid: () => new DroidHistory(),
+    };
     const path = join(dir, "history.jsonl");
     await fuzz(
       "chat history",
@@ -202,7 +263,7 @@ describe("fuzz: native logs", () => {
       },
       async ({ cli, text, page }) => {
         await writeFile(path, text);
-        const reader = () => (cli === "claude" ? new ClaudeTranscriptHistory() : new CodexRolloutHistory());
+        const reader = readers[cli];
         const whole = await reader().read({ path, session: "" }, { limit: 500 });
         if (!whole) throw new Error("a readable file must give a window");
         const ids = whole.messages.map((m) => m.id);

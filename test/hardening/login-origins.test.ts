@@ -1,6 +1,6 @@
-import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type HubFixture, startHubFixture } from "../foundation/hub-fixture.js";
+import { type HttpReply, httpRequest } from "../support/http-request.js";
 
 /** More failed logins than the old per-address block allowed (20 a minute). */
 const CROSS_SITE_ATTEMPTS = 30;
@@ -9,37 +9,13 @@ const FREE_FAILURES = 5;
 /** An origin configured with STARAGENT_ORIGINS (a TLS proxy in front of the Hub, say). */
 const CONFIGURED = "https://hub.example.test";
 
-interface Reply {
-  readonly status: number;
-  readonly headers: http.IncomingHttpHeaders;
-  readonly body: string;
-}
-
 /** One HTTP/1.1 request from `localAddress`; `signal` abandons it. */
 function request(
   url: string,
   localAddress: string,
   options: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal },
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, {
-      method: options.method ?? "GET",
-      headers: options.headers,
-      localAddress,
-      agent: false,
-      signal: options.signal,
-    });
-    req.on("response", (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (c: string) => {
-        body += c;
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on("error", reject);
-    req.end(options.body);
-  });
+): Promise<HttpReply> {
+  return httpRequest(url, { ...options, localAddress });
 }
 
 describe("browser logins and origins on a real Hub", () => {
@@ -63,7 +39,7 @@ describe("browser logins and origins on a real Hub", () => {
       body: form(token),
       signal,
     });
-  const cookieOf = (reply: Reply) => (reply.headers["set-cookie"]?.[0] ?? "").split(";")[0] ?? "";
+  const cookieOf = (reply: HttpReply) => (reply.headers["set-cookie"]?.[0] ?? "").split(";")[0] ?? "";
 
   it("refuses logins posted by a page elsewhere, so such a page cannot lock anyone out", async () => {
     const from = "127.0.9.1";
@@ -143,11 +119,13 @@ describe("browser logins and origins on a real Hub", () => {
     const posted = await login("127.0.9.6", f.hub.token, { host: evilHost, origin: `http://${evilHost}` });
     expect(posted.status).toBe(421);
 
-    const cookie = cookieOf(await login("127.0.9.6", f.hub.token, { origin: own }));
+    const loggedIn = await login("127.0.9.6", f.hub.token, { origin: own, accept: "application/json" });
+    const cookie = cookieOf(loggedIn);
+    const { key } = JSON.parse(loggedIn.body) as { key: string };
     const list = (headers: Record<string, string>) =>
       request(`${own}/staragent.v1.SessionService/ListSessions`, "127.0.9.6", {
         method: "POST",
-        headers: { "content-type": "application/json", cookie, ...headers },
+        headers: { "content-type": "application/json", cookie, "staragent-login-key": key, ...headers },
         body: "{}",
       });
     // The page's own Host and Origin agree, as they do after DNS rebinding: no longer enough.

@@ -4,12 +4,13 @@ import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { REPO_ROOT, runProcess } from "../support/servers.js";
 
-/** `make lint`'s dependency rules (DESIGN.md §2), run as make runs them. */
-const CHECKER = join(REPO_ROOT, "scripts/check-imports.mjs");
+/** `make lint`'s dependency rules (.dependency-cruiser.cjs), run as make runs them. */
+const DEPCRUISE = join(REPO_ROOT, "node_modules/.bin/depcruise");
+const CONFIG = join(REPO_ROOT, ".dependency-cruiser.cjs");
 
-/** Runs the checker over `root`. */
+/** Runs dependency-cruiser with the repository's rules over the tree at `root`, as `make lint` does. */
 function check(root: string) {
-  return runProcess(process.execPath, [CHECKER, root]);
+  return runProcess(DEPCRUISE, ["--config", CONFIG, "--output-type", "err", "services", "web"], { cwd: root });
 }
 
 /** A tree that keeps every rule: each area importing what it may. */
@@ -30,6 +31,21 @@ const ALLOWED: Record<string, string> = {
   "test/support/wait.ts": "export const waitFor = 1;\n",
   "web/src/app.ts":
     'import { Cli } from "../../gen/staragent/v1/session_pb.js";\nimport { LitElement } from "lit";\nimport { x } from "./x.js";\nexport const app = [Cli, LitElement, x];\n',
+  // Inside the Node: an agent module builds on the chat parser contract, chat uses the registry,
+  // status the agent contract, the terminal tmux.
+  "services/node/chat/chat-parser.ts": "export interface ChatParser { x: number }\n",
+  "services/node/chat/screen-lines.ts": "export const lines = 1;\n",
+  "services/node/agents/agent.ts":
+    'import type { ChatParser } from "../chat/chat-parser.js";\nexport type Agent = ChatParser;\n',
+  "services/node/agents/claude/claude-module.ts":
+    'import { lines } from "../../chat/screen-lines.js";\nimport type { Agent } from "../agent.js";\nexport const claude: Agent = { x: lines };\n',
+  "services/node/agents/registry.ts":
+    'import { claude } from "./claude/claude-module.js";\nexport const registry = [claude];\n',
+  "services/node/chat/parser-registry.ts":
+    'import { registry } from "../agents/registry.js";\nexport const parsers = registry;\n',
+  "services/node/status/engine.ts": 'import type { Agent } from "../agents/agent.js";\nexport type Engine = Agent;\n',
+  "services/node/tmux/client.ts": 'import { n } from "../../common/names.js";\nexport const tmux = n;\n',
+  "services/node/terminal/attach.ts": 'import { tmux } from "../tmux/client.js";\nexport const attach = tmux;\n',
   "web/src/x.ts":
     '// import { hub } from "../../services/hub/main.js";\nexport const x = "import(\\"../../services/hub/main.js\\")";\n',
 };
@@ -41,7 +57,10 @@ async function writeTree(root: string, files: Record<string, string>): Promise<v
   }
 }
 
-describe("the import direction check (scripts/check-imports.mjs)", () => {
+/** dependency-cruiser's one-line summary of a failed run with `count` errors. */
+const FAILED = (count: number) => new RegExp(`x ${count} dependency violations \\(${count} errors, 0 warnings\\)`);
+
+describe("the import direction check (dependency-cruiser, .dependency-cruiser.cjs)", () => {
   let root: string;
   beforeEach(async () => {
     root = await mkdtemp(join(tmpdir(), "sa-imports-check-"));
@@ -53,7 +72,9 @@ describe("the import direction check (scripts/check-imports.mjs)", () => {
 
   it("passes a tree where every import points the allowed way (comments and strings that look like imports ignored)", async () => {
     const result = await check(root);
-    expect(result).toMatchObject({ code: 0, stdout: "", stderr: "" });
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toMatch(/no dependency violations found/);
+    expect(result.code).toBe(0);
   });
 
   it.each([
@@ -61,48 +82,101 @@ describe("the import direction check (scripts/check-imports.mjs)", () => {
       what: "cli importing the Hub",
       file: "services/cli/hub-command.ts",
       text: 'export { hub } from "../hub/main.js";\n',
-      line: "services/cli/hub-command.ts:1: imports '../hub/main.js' (cli → hub): cli imports only gen/ and services/common/",
+      line: "error cli-imports-only-gen-and-common: services/cli/hub-command.ts → services/hub/main.ts",
     },
     {
       what: "the Hub importing the Node past its entry point (dynamic import)",
       file: "services/hub/routes.ts",
       text: '// routes\nexport const load = () => import("../node/machine.js");\n',
-      line: "services/hub/routes.ts:2: imports '../node/machine.js' (hub → node): hub imports the Node only through its entry point (services/node/index.ts), and gen/ and services/common/",
+      line: "error hub-imports-node-only-through-its-entry: services/hub/routes.ts → services/node/machine.ts",
     },
     {
       what: "the Node importing the Hub (a type import counts)",
       file: "services/node/uses-hub.ts",
       text: 'import type { hub } from "../hub/main.js";\nexport type H = typeof hub;\n',
-      line: "services/node/uses-hub.ts:1: imports '../hub/main.js' (node → hub): node imports only gen/ and services/common/, never hub",
+      line: "error node-never-imports-hub: services/node/uses-hub.ts → services/hub/main.ts",
     },
     {
       what: "common importing the Node",
       file: "services/common/uses-node.ts",
       text: 'import { machine } from "../node/index.js";\nexport const m = machine;\n',
-      line: "services/common/uses-node.ts:1: imports '../node/index.js' (common → node-entry): common imports only gen/ (neither hub nor node)",
+      line: "error common-imports-only-gen: services/common/uses-node.ts → services/node/index.ts",
     },
     {
       what: "the dashboard importing services/",
       file: "web/src/names.ts",
       text: 'import { n } from "../../services/common/names.js";\nexport const names = n;\n',
-      line: "web/src/names.ts:1: imports '../../services/common/names.js' (web → common): web imports only gen/ (and its own files and npm packages)",
+      line: "error web-imports-only-gen: web/src/names.ts → services/common/names.ts",
     },
     {
       what: "services code importing test/",
       file: "services/node/viewer.ts",
       text: 'import { waitFor } from "../../test/support/wait.js";\nexport const v = waitFor;\n',
-      line: "services/node/viewer.ts:1: imports '../../test/support/wait.js' (node → test): nothing under services/ imports test/ except *.test.ts files (test-only code lives under test/)",
+      line: "error services-never-import-test: services/node/viewer.ts → test/support/wait.ts",
     },
-  ])("fails on $what, naming the file, the line and the rule", async ({ file, text, line }) => {
+    {
+      what: "a relative import of a file that does not exist",
+      file: "services/common/missing.ts",
+      text: 'import { gone } from "./gone.js";\nexport const m = gone;\n',
+      line: "error imports-resolve-inside-the-repository: services/common/missing.ts → ./gone.js",
+    },
+    {
+      what: "status reaching up into the machine",
+      file: "services/node/status/loop.ts",
+      text: 'import { machine } from "../machine.js";\nexport const loop = machine;\n',
+      line: "error node-status-does-not-reach-up: services/node/status/loop.ts → services/node/machine.ts",
+    },
+    {
+      what: "an agent module using chat past the parser contract",
+      file: "services/node/agents/codex/codex-module.ts",
+      text: 'import { parsers } from "../../chat/parser-registry.js";\nexport const codex = parsers;\n',
+      line: "error node-agents-use-only-the-chat-parser-contract: services/node/agents/codex/codex-module.ts → services/node/chat/parser-registry.ts",
+    },
+    {
+      what: "chat naming one CLI's module folder instead of the registry",
+      file: "services/node/chat/claude-chat.ts",
+      text: 'import { claude } from "../agents/claude/claude-module.js";\nexport const c = claude;\n',
+      line: "error node-uses-agents-only-through-the-contract: services/node/chat/claude-chat.ts → services/node/agents/claude/claude-module.ts",
+    },
+    {
+      what: "tmux importing another part of the Node",
+      file: "services/node/tmux/uses-status.ts",
+      text: 'import type { Engine } from "../status/engine.js";\nexport type E = Engine;\n',
+      line: "error node-tmux-and-store-are-leaves: services/node/tmux/uses-status.ts → services/node/status/engine.ts",
+    },
+    {
+      what: "the terminal importing chat",
+      file: "services/node/terminal/chat-view.ts",
+      text: 'import { lines } from "../chat/screen-lines.js";\nexport const v = lines;\n',
+      line: "error node-terminal-and-system-use-only-tmux: services/node/terminal/chat-view.ts → services/node/chat/screen-lines.ts",
+    },
+  ])("fails on $what, naming the rule and the import", async ({ file, text, line }) => {
     await writeTree(root, { [file]: text });
     const result = await check(root);
     expect(result.code).toBe(1);
-    expect(result.stdout).toBe("");
-    expect(result.stderr).toBe(`${line}\n1 import(s) against the dependency rules (DESIGN.md §2)\n`);
+    expect(result.stderr).toBe("");
+    expect(result.stdout.split("\n").filter((l) => l.includes("error "))).toEqual([`  ${line}`]);
+    expect(result.stdout).toMatch(FAILED(1));
+  });
+
+  it("fails on a new file cycle (type-only imports count), naming the rule and the files of the cycle", async () => {
+    await writeTree(root, {
+      "services/node/tmux/panes.ts": 'import type { Client } from "./client-types.js";\nexport type Pane = Client;\n',
+      "services/node/tmux/client-types.ts":
+        'import type { Pane } from "./panes.js";\nexport type Client = { pane?: Pane };\n',
+    });
+    const result = await check(root);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(
+      /error no-file-cycles: services\/node\/tmux\/(panes|client-types)\.ts → \n\s+services\/node\/tmux\/(client-types|panes)\.ts →\n\s+services\/node\/tmux\/(panes|client-types)\.ts/,
+    );
+    expect(result.stdout).toMatch(FAILED(1));
   });
 
   it("passes the repository as it is", async () => {
     const result = await check(REPO_ROOT);
-    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toMatch(/no dependency violations found/);
+    expect(result.code).toBe(0);
   });
 });

@@ -51,6 +51,8 @@ describe("the npm package, installed into an empty prefix and run from outside t
   let prefix: string;
   let packed: string[] = [];
   let installed: string;
+  /** The fresh clone the package is made in. */
+  let source: string;
   const servers: ServerProcess[] = [];
   const tmuxes: TestTmux[] = [];
   /** The installed command, found on PATH as a user would run it. */
@@ -63,16 +65,26 @@ describe("the npm package, installed into an empty prefix and run from outside t
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), "sa-package-"));
     prefix = join(work, "prefix");
-    // dist/ is current (vitest's global setup built it). npm pack's prepack would build it again and
-    // rebuild web/dist under the dashboard tests running beside this one, so it is skipped here.
-    const pack = await runProcess("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], {
-      cwd: REPO_ROOT,
-      env: { npm_config_update_notifier: "false" },
+    // From a clean tree, as a person with a fresh clone does it: `git clone` of this commit, then
+    // `make package` alone (its npm ci, its dashboard and services builds), so nothing already built
+    // in the working tree (web/dist, dist/) can stand in for what the package must build itself.
+    source = join(work, "source");
+    const clone = await runProcess("git", ["clone", "--quiet", REPO_ROOT, source], { cwd: work });
+    if (clone.code !== 0) throw new Error(`git clone failed:\n${clone.stderr}`);
+    const make = await runProcess("make", ["--no-print-directory", "package"], {
+      cwd: source,
+      env: { ...(await installEnv(work)), MAKEFLAGS: "", MAKELEVEL: "" },
     });
-    if (pack.code !== 0) throw new Error(`npm pack failed:\n${pack.stderr}`);
-    const [info] = JSON.parse(pack.stdout) as { filename: string; files: { path: string }[] }[];
-    if (!info) throw new Error(`npm pack printed no package:\n${pack.stdout}`);
-    packed = info.files.map((f) => f.path);
+    if (make.code !== 0) throw new Error(`make package failed:\n${make.stdout}\n${make.stderr}`);
+    const tarballs = (await readdir(source)).filter((f) => /^staragent-.*\.tgz$/.test(f));
+    if (tarballs.length !== 1) throw new Error(`make package left ${tarballs.length} tarballs: ${tarballs}`);
+    const tarball = join(source, tarballs[0] ?? "");
+    const list = await runProcess("tar", ["-tzf", tarball], { cwd: work });
+    if (list.code !== 0) throw new Error(`tar failed:\n${list.stderr}`);
+    packed = list.stdout
+      .split("\n")
+      .filter((f) => f !== "" && !f.endsWith("/"))
+      .map((f) => f.replace(/^package\//, ""));
     const install = await runProcess(
       "npm",
       [
@@ -84,7 +96,7 @@ describe("the npm package, installed into an empty prefix and run from outside t
         "--no-audit",
         "--no-fund",
         `--allow-scripts=${NATIVE_PACKAGES.join(",")}`,
-        join(work, info.filename),
+        tarball,
       ],
       { cwd: work, env: await installEnv(work) },
     );
@@ -99,9 +111,9 @@ describe("the npm package, installed into an empty prefix and run from outside t
   });
 
   it("holds the whole build (the bundled command with its source maps, the compiled generated code), the generated code and the protos; no sources or tests", async () => {
-    const built = (await readdir(join(REPO_ROOT, "dist"), { recursive: true, withFileTypes: true }))
+    const built = (await readdir(join(source, "dist"), { recursive: true, withFileTypes: true }))
       .filter((e) => e.isFile())
-      .map((e) => relative(REPO_ROOT, join(e.parentPath, e.name)));
+      .map((e) => relative(source, join(e.parentPath, e.name)));
     expect(packed.filter((f) => f.startsWith("dist/")).sort()).toEqual(built.sort());
     expect(packed).toEqual(
       expect.arrayContaining([
@@ -116,6 +128,8 @@ describe("the npm package, installed into an empty prefix and run from outside t
         "gen/staragent/v1/session_service_pb.ts",
         "proto/staragent/v1/session_service.proto",
         "proto/staragent/v1/terminal_stream.proto",
+        "web/dist/index.html",
+        expect.stringMatching(/^web\/dist\/assets\/.+\.js$/),
       ]),
     );
     expect(packed.filter((f) => /^(services|test|bench|scripts|web\/(?!dist\/))\//.test(f))).toEqual([]);
@@ -130,8 +144,9 @@ describe("the npm package, installed into an empty prefix and run from outside t
   });
 
   it("staragent --version prints the version, the commit it was built from and the contract", async () => {
-    const built: { commit: string } = JSON.parse(await readFile(join(REPO_ROOT, "dist/build-info.json"), "utf8"));
-    expect(built.commit).toMatch(/^[0-9a-f]{12}(-dirty)?$/);
+    const built: { commit: string } = JSON.parse(await readFile(join(source, "dist/build-info.json"), "utf8"));
+    // Built in a clean clone of this commit: never dirty.
+    expect(built.commit).toMatch(/^[0-9a-f]{12}$/);
     const version = await staragent(["--version"]);
     expect(version).toEqual({
       code: 0,
@@ -179,5 +194,24 @@ describe("the npm package, installed into an empty prefix and run from outside t
       unreachable: [],
     });
     expect(await nodeTmux.run("list-sessions", "-F", "#{session_name}")).toBe("work\n");
+
+    // The installed Hub serves the built dashboard at /, not the placeholder it shows without one.
+    const login = await fetch(`${hub.url}/login`, {
+      method: "POST",
+      body: new URLSearchParams({ token: USER_TOKEN }),
+      redirect: "manual",
+    });
+    expect(login.status).toBe(303);
+    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    expect(cookie).toMatch(/^staragent_session=/);
+    const page = await fetch(`${hub.url}/`, { headers: { cookie }, redirect: "manual" });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).not.toContain("The dashboard has not been built");
+    const script = /<script type="module"[^>]* src="(\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(script, html).toBeDefined();
+    const asset = await fetch(`${hub.url}${script}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
   });
 });

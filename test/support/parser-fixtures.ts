@@ -6,7 +6,7 @@ import type { ParsedMessage } from "../../services/node/chat/chat-parser.js";
 /**
  * One parser fixture: a pane capture (`<case>.screen.txt`, exactly what `capture-pane -p -J` printed)
  * and the messages a person reading that screen would list (`<case>.expected.json`). Kept as files
- * so a new CLI release is one capture and one expectation away (FORMATS.md).
+ * so a new CLI release is one capture and one expectation away (docs/chat.md, "Tests").
  */
 export interface ChatFixtureCase {
   readonly name: string;

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { forgetProcess, rememberProcess } from "./leftovers.js";
 
 /** The repository root. */
 export const REPO_ROOT = resolve(import.meta.dirname, "../..");
@@ -68,10 +69,20 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     cwd: options.cwd,
     stdio: ["ignore", "pipe", "pipe"],
   });
+  rememberProcess(child);
+  child.once("exit", () => forgetProcess(child));
   let stdout = "";
   let stderr = "";
   child.stderr?.on("data", (c: Buffer) => {
     stderr += c.toString();
+  });
+  // A server that fails on its own while a test runs (an exit code, not a signal a test sent) says so
+  // with the end of its log: the tests that fail after it only see refused connections.
+  child.once("exit", (code) => {
+    if (code === null || code === 0) return;
+    process.stderr.write(
+      `\n${options.kind} (pid ${child.pid}) exited with code ${code}; the end of its log:\n${stderr.slice(-4000)}\n`,
+    );
   });
   const url = await new Promise<string>((resolveUrl, reject) => {
     const timer = setTimeout(() => reject(new Error(`${options.kind} did not start in time:\n${stderr}`)), 20_000);
@@ -142,4 +153,24 @@ export function runProcess(
 /** Runs the `staragent` command to completion; resolves with its exit code and output. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<ProcessResult> {
   return runProcess(process.execPath, [STARAGENT_BIN, ...args], { env });
+}
+
+/** Runs `staragent ARGS` with `input` on its stdin. */
+export function runCliWithInput(args: string[], env: NodeJS.ProcessEnv, input: string): Promise<ProcessResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [STARAGENT_BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.once("close", (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type TmuxArgument, TmuxClient } from "../../services/node/tmux/client.js";
+import { forgetTmux, rememberTmux } from "./leftovers.js";
 
 /** A private tmux server for one test: its own `-L` socket, killed (only it) by `close`. */
 export interface TestTmux {
@@ -19,12 +20,14 @@ export function createTestTmux(env: NodeJS.ProcessEnv = process.env): TestTmux {
   const client = new TmuxClient({ socketName, env });
   // Where tmux puts `-L` sockets; kill-server leaves the file behind, so close removes it.
   const socketPath = join(env.TMUX_TMPDIR || "/tmp", `tmux-${process.getuid?.() ?? 0}`, socketName);
+  rememberTmux(socketName);
   return {
     socketName,
     client,
     run: (...args) => client.run(args),
     close: async () => {
       await client.run(["kill-server"]).catch(() => undefined);
+      forgetTmux(socketName);
       await rm(socketPath, { force: true });
     },
   };

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file staragent/v1/node_service.proto.
  */
 export const file_staragent_v1_node_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zdGFyYWdlbnQvdjEvbm9kZV9zZXJ2aWNlLnByb3RvEgxzdGFyYWdlbnQudjEi4wEKBE5vZGUSDAoEbmFtZRgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSCwoDdXJsGAMgASgJEjAKDGNvbm5lY3Rpdml0eRgEIAEoDjIaLnN0YXJhZ2VudC52MS5Db25uZWN0aXZpdHkSMgoObGFzdF9zZWVuX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3ZlcnNpb24YBiABKAkSEAoIaG9zdG5hbWUYByABKAkSDQoFbG9jYWwYCCABKAgSEgoKbGFzdF9lcnJvchgJIAEoCSI5ChBMaXN0Tm9kZXNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJIk8KEUxpc3ROb2Rlc1Jlc3BvbnNlEiEKBW5vZGVzGAEgAygLMhIuc3RhcmFnZW50LnYxLk5vZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIh4KDkdldE5vZGVSZXF1ZXN0EgwKBG5hbWUYASABKAkiMwoPR2V0Tm9kZVJlc3BvbnNlEiAKBG5vZGUYASABKAsyEi5zdGFyYWdlbnQudjEuTm9kZSJTCg5BZGROb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgJEgsKA3VybBgCIAEoCRINCgV0b2tlbhgDIAEoCRIUCgxkaXNwbGF5X25hbWUYBCABKAkiMwoPQWRkTm9kZVJlc3BvbnNlEiAKBG5vZGUYASABKAsyEi5zdGFyYWdlbnQudjEuTm9kZSIhChFSZW1vdmVOb2RlUmVxdWVzdBIMCgRuYW1lGAEgASgJIhQKElJlbW92ZU5vZGVSZXNwb25zZSITChFXYXRjaE5vZGVzUmVxdWVzdCI3ChJXYXRjaE5vZGVzUmVzcG9uc2USIQoFbm9kZXMYASADKAsyEi5zdGFyYWdlbnQudjEuTm9kZSp8CgxDb25uZWN0aXZpdHkSHAoYQ09OTkVDVElWSVRZX1VOU1BFQ0lGSUVEEAASFwoTQ09OTkVDVElWSVRZX09OTElORRABEhsKF0NPTk5FQ1RJVklUWV9DT05ORUNUSU5HEAISGAoUQ09OTkVDVElWSVRZX09GRkxJTkUQAzKPAwoLTm9kZVNlcnZpY2USTAoJTGlzdE5vZGVzEh4uc3RhcmFnZW50LnYxLkxpc3ROb2Rlc1JlcXVlc3QaHy5zdGFyYWdlbnQudjEuTGlzdE5vZGVzUmVzcG9uc2USRgoHR2V0Tm9kZRIcLnN0YXJhZ2VudC52MS5HZXROb2RlUmVxdWVzdBodLnN0YXJhZ2VudC52MS5HZXROb2RlUmVzcG9uc2USRgoHQWRkTm9kZRIcLnN0YXJhZ2VudC52MS5BZGROb2RlUmVxdWVzdBodLnN0YXJhZ2VudC52MS5BZGROb2RlUmVzcG9uc2USTwoKUmVtb3ZlTm9kZRIfLnN0YXJhZ2VudC52MS5SZW1vdmVOb2RlUmVxdWVzdBogLnN0YXJhZ2VudC52MS5SZW1vdmVOb2RlUmVzcG9uc2USUQoKV2F0Y2hOb2RlcxIfLnN0YXJhZ2VudC52MS5XYXRjaE5vZGVzUmVxdWVzdBogLnN0YXJhZ2VudC52MS5XYXRjaE5vZGVzUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("Ch9zdGFyYWdlbnQvdjEvbm9kZV9zZXJ2aWNlLnByb3RvEgxzdGFyYWdlbnQudjEi4wEKBE5vZGUSDAoEbmFtZRgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSCwoDdXJsGAMgASgJEjAKDGNvbm5lY3Rpdml0eRgEIAEoDjIaLnN0YXJhZ2VudC52MS5Db25uZWN0aXZpdHkSMgoObGFzdF9zZWVuX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3ZlcnNpb24YBiABKAkSEAoIaG9zdG5hbWUYByABKAkSDQoFbG9jYWwYCCABKAgSEgoKbGFzdF9lcnJvchgJIAEoCSI5ChBMaXN0Tm9kZXNSZXF1ZXN0EhEKCXBhZ2Vfc2l6ZRgBIAEoBRISCgpwYWdlX3Rva2VuGAIgASgJIk8KEUxpc3ROb2Rlc1Jlc3BvbnNlEiEKBW5vZGVzGAEgAygLMhIuc3RhcmFnZW50LnYxLk5vZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIh4KDkdldE5vZGVSZXF1ZXN0EgwKBG5hbWUYASABKAkiMwoPR2V0Tm9kZVJlc3BvbnNlEiAKBG5vZGUYASABKAsyEi5zdGFyYWdlbnQudjEuTm9kZSJiCg5BZGROb2RlUmVxdWVzdBIPCgdub2RlX2lkGAEgASgJEgsKA3VybBgCIAEoCRINCgV0b2tlbhgDIAEoCRIUCgxkaXNwbGF5X25hbWUYBCABKAkSDQoFZm9yY2UYBSABKAgiMwoPQWRkTm9kZVJlc3BvbnNlEiAKBG5vZGUYASABKAsyEi5zdGFyYWdlbnQudjEuTm9kZSIhChFSZW1vdmVOb2RlUmVxdWVzdBIMCgRuYW1lGAEgASgJIhQKElJlbW92ZU5vZGVSZXNwb25zZSITChFXYXRjaE5vZGVzUmVxdWVzdCI3ChJXYXRjaE5vZGVzUmVzcG9uc2USIQoFbm9kZXMYASADKAsyEi5zdGFyYWdlbnQudjEuTm9kZSJiChFVcGRhdGVOb2RlUmVxdWVzdBIMCgRuYW1lGAEgASgJEgsKA3VybBgCIAEoCRINCgV0b2tlbhgDIAEoCRIUCgxkaXNwbGF5X25hbWUYBCABKAkSDQoFZm9yY2UYBSABKAgiNgoSVXBkYXRlTm9kZVJlc3BvbnNlEiAKBG5vZGUYASABKAsyEi5zdGFyYWdlbnQudjEuTm9kZSp8CgxDb25uZWN0aXZpdHkSHAoYQ09OTkVDVElWSVRZX1VOU1BFQ0lGSUVEEAASFwoTQ09OTkVDVElWSVRZX09OTElORRABEhsKF0NPTk5FQ1RJVklUWV9DT05ORUNUSU5HEAISGAoUQ09OTkVDVElWSVRZX09GRkxJTkUQAzLgAwoLTm9kZVNlcnZpY2USTAoJTGlzdE5vZGVzEh4uc3RhcmFnZW50LnYxLkxpc3ROb2Rlc1JlcXVlc3QaHy5zdGFyYWdlbnQudjEuTGlzdE5vZGVzUmVzcG9uc2USRgoHR2V0Tm9kZRIcLnN0YXJhZ2VudC52MS5HZXROb2RlUmVxdWVzdBodLnN0YXJhZ2VudC52MS5HZXROb2RlUmVzcG9uc2USRgoHQWRkTm9kZRIcLnN0YXJhZ2VudC52MS5BZGROb2RlUmVxdWVzdBodLnN0YXJhZ2VudC52MS5BZGROb2RlUmVzcG9uc2USTwoKUmVtb3ZlTm9kZRIfLnN0YXJhZ2VudC52MS5SZW1vdmVOb2RlUmVxdWVzdBogLnN0YXJhZ2VudC52MS5SZW1vdmVOb2RlUmVzcG9uc2USUQoKV2F0Y2hOb2RlcxIfLnN0YXJhZ2VudC52MS5XYXRjaE5vZGVzUmVxdWVzdBogLnN0YXJhZ2VudC52MS5XYXRjaE5vZGVzUmVzcG9uc2UwARJPCgpVcGRhdGVOb2RlEh8uc3RhcmFnZW50LnYxLlVwZGF0ZU5vZGVSZXF1ZXN0GiAuc3RhcmFnZW50LnYxLlVwZGF0ZU5vZGVSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * A machine whose tmux sessions StarAgent shows: the Hub's own (`local`) or a
@@ -226,6 +226,14 @@ export type AddNodeRequest = Message<"staragent.v1.AddNodeRequest"> & {
    * @generated from field: string display_name = 4;
    */
   displayName: string;
+
+  /**
+   * Add the Node even when it cannot be reached or refuses the token (it is
+   * then shown OFFLINE with the reason until it answers).
+   *
+   * @generated from field: bool force = 5;
+   */
+  force: boolean;
 };
 
 /**
@@ -329,6 +337,77 @@ export const WatchNodesResponseSchema: GenMessage<WatchNodesResponse> = /*@__PUR
   messageDesc(file_staragent_v1_node_service, 10);
 
 /**
+ * Request for UpdateNode.
+ *
+ * @generated from message staragent.v1.UpdateNodeRequest
+ */
+export type UpdateNodeRequest = Message<"staragent.v1.UpdateNodeRequest"> & {
+  /**
+   * `nodes/{node}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The new base URL; empty keeps the current one.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * The new node token; empty keeps the current one.
+   *
+   * @generated from field: string token = 3;
+   */
+  token: string;
+
+  /**
+   * The new name to show people; empty keeps the current one.
+   *
+   * @generated from field: string display_name = 4;
+   */
+  displayName: string;
+
+  /**
+   * Store the change even when the Node cannot be reached or refuses the
+   * token.
+   *
+   * @generated from field: bool force = 5;
+   */
+  force: boolean;
+};
+
+/**
+ * Describes the message staragent.v1.UpdateNodeRequest.
+ * Use `create(UpdateNodeRequestSchema)` to create a new message.
+ */
+export const UpdateNodeRequestSchema: GenMessage<UpdateNodeRequest> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_node_service, 11);
+
+/**
+ * Response for UpdateNode.
+ *
+ * @generated from message staragent.v1.UpdateNodeResponse
+ */
+export type UpdateNodeResponse = Message<"staragent.v1.UpdateNodeResponse"> & {
+  /**
+   * The node as changed.
+   *
+   * @generated from field: staragent.v1.Node node = 1;
+   */
+  node?: Node | undefined;
+};
+
+/**
+ * Describes the message staragent.v1.UpdateNodeResponse.
+ * Use `create(UpdateNodeResponseSchema)` to create a new message.
+ */
+export const UpdateNodeResponseSchema: GenMessage<UpdateNodeResponse> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_node_service, 12);
+
+/**
  * Whether the Hub can reach a node.
  *
  * @generated from enum staragent.v1.Connectivity
@@ -405,8 +484,11 @@ export const NodeService: GenService<{
    * never returned. ALREADY_EXISTS for a node id in use; INVALID_ARGUMENT for a
    * bad id, URL or token (empty, or not printable ASCII without spaces), or a
    * URL that leads back to this Hub or to another Hub (checked for up to 2 s).
-   * A Node that does not answer yet is added all the same; its connectivity
-   * and last_error say how it goes. Not idempotent.
+   * Unless `force`, the Node is checked first (its health, then one call with
+   * the token, up to 2 s each): INVALID_ARGUMENT when it refuses the token or
+   * serves another name, FAILED_PRECONDITION when it cannot be reached or fails
+   * its check. With `force` such a Node is added all the same; its
+   * connectivity and last_error say how it goes. Not idempotent.
    *
    * @generated from rpc staragent.v1.NodeService.AddNode
    */
@@ -436,6 +518,20 @@ export const NodeService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchNodesRequestSchema;
     output: typeof WatchNodesResponseSchema;
+  },
+  /**
+   * Changes a remote Node's URL, token or display name in place (its id, and
+   * so its sessions' names, stay). Fields left empty keep their value. The
+   * changed Node is checked as AddNode checks it, with the same errors and the
+   * same `force`; NOT_FOUND for an unknown node, FAILED_PRECONDITION for the
+   * Hub's own machine or a node given on the Hub's command line. Idempotent.
+   *
+   * @generated from rpc staragent.v1.NodeService.UpdateNode
+   */
+  updateNode: {
+    methodKind: "unary";
+    input: typeof UpdateNodeRequestSchema;
+    output: typeof UpdateNodeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_staragent_v1_node_service, 0);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file staragent/v1/session.proto.
  */
 export const file_staragent_v1_session: GenFile = /*@__PURE__*/
-  fileDesc("ChpzdGFyYWdlbnQvdjEvc2Vzc2lvbi5wcm90bxIMc3RhcmFnZW50LnYxIuoFCgdTZXNzaW9uEgwKBG5hbWUYASABKAkSDAoEbm9kZRgCIAEoCRIUCgx0bXV4X3Nlc3Npb24YAyABKAkSJwoEdHlwZRgEIAEoDjIZLnN0YXJhZ2VudC52MS5TZXNzaW9uVHlwZRIrCgZvcmlnaW4YBSABKA4yGy5zdGFyYWdlbnQudjEuU2Vzc2lvbk9yaWdpbhIeCgNjbGkYBiABKA4yES5zdGFyYWdlbnQudjEuQ2xpEisKBnN0YXR1cxgHIAEoDjIbLnN0YXJhZ2VudC52MS5TZXNzaW9uU3RhdHVzEjEKDXN0YXR1c19yZWFzb24YCCABKA4yGi5zdGFyYWdlbnQudjEuU3RhdHVzUmVhc29uEg4KBnByb21wdBgJIAEoCRItCgtwcm9tcHRfa2luZBgKIAEoDjIYLnN0YXJhZ2VudC52MS5Qcm9tcHRLaW5kEhUKDWNvbXBsZXRpb25faWQYCyABKAkSCwoDY3dkGAwgASgJEg8KB2NvbW1hbmQYDSABKAkSLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKEmxhc3RfYWN0aXZpdHlfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RhdHVzX2NoYW5nZV90aW1lGBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhdHRhY2hlZF9jbGllbnRzGBEgASgFEhIKCnBhbmVfdGl0bGUYEiABKAkSLwoLd2luZG93X3NpemUYEyABKAsyGi5zdGFyYWdlbnQudjEuVGVybWluYWxTaXplEhUKDWNoYXRfcmV2aXNpb24YFCABKAkSGAoQbm9kZV91bnJlYWNoYWJsZRgVIAEoCBIVCg1zdGF0dXNfZGV0YWlsGBYgASgJEhsKE3VubWFuYWdlYWJsZV9yZWFzb24YFyABKAkiKgoMVGVybWluYWxTaXplEgwKBGNvbHMYASABKAUSDAoEcm93cxgCIAEoBSKFAQoQQWRvcHRhYmxlU2Vzc2lvbhIMCgRuYW1lGAEgASgJEhQKDHRtdXhfc2Vzc2lvbhgCIAEoCRIeCgNjbGkYAyABKA4yES5zdGFyYWdlbnQudjEuQ2xpEgsKA2N3ZBgEIAEoCRIPCgdjb21tYW5kGAUgASgJEg8KB3BhbmVfaWQYBiABKAki1wEKC0NoYXRNZXNzYWdlEgoKAmlkGAEgASgJEiQKBHJvbGUYAiABKA4yFi5zdGFyYWdlbnQudjEuQ2hhdFJvbGUSDAoEdGV4dBgDIAEoCRIRCgl0b29sX25hbWUYBCABKAkSEwoLdG9vbF90YXJnZXQYBSABKAkSLwoGc291cmNlGAYgASgOMh8uc3RhcmFnZW50LnYxLkNoYXRNZXNzYWdlU291cmNlEi8KC2NyZWF0ZV90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCpcCgtTZXNzaW9uVHlwZRIcChhTRVNTSU9OX1RZUEVfVU5TUEVDSUZJRUQQABIWChJTRVNTSU9OX1RZUEVfQUdFTlQQARIXChNTRVNTSU9OX1RZUEVfU1lTVEVNEAIqoAEKDVNlc3Npb25PcmlnaW4SHgoaU0VTU0lPTl9PUklHSU5fVU5TUEVDSUZJRUQQABIaChZTRVNTSU9OX09SSUdJTl9DUkVBVEVEEAESGgoWU0VTU0lPTl9PUklHSU5fQURPUFRFRBACEhkKFVNFU1NJT05fT1JJR0lOX1NZU1RFTRADEhwKGFNFU1NJT05fT1JJR0lOX1VOTUFOQUdFRBAEKmkKA0NsaRITCg9DTElfVU5TUEVDSUZJRUQQABIOCgpDTElfQ0xBVURFEAESDQoJQ0xJX0NPREVYEAISEAoMQ0xJX09QRU5DT0RFEAMSDQoJQ0xJX1NIRUxMEAQSDQoJQ0xJX09USEVSEAUqfwoNU2Vzc2lvblN0YXR1cxIeChpTRVNTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFlNFU1NJT05fU1RBVFVTX1dPUktJTkcQARIZChVTRVNTSU9OX1NUQVRVU19SRVZJRVcQAhIXChNTRVNTSU9OX1NUQVRVU19JRExFEAMq8gIKDFN0YXR1c1JlYXNvbhIdChlTVEFUVVNfUkVBU09OX1VOU1BFQ0lGSUVEEAASHgoaU1RBVFVTX1JFQVNPTl9JTlBVVF9QUk9NUFQQARIdChlTVEFUVVNfUkVBU09OX0FDVElWRV9UVVJOEAISIwofU1RBVFVTX1JFQVNPTl9VTlNFRU5fQ09NUExFVElPThADEhkKFVNUQVRVU19SRUFTT05fTk9fVFVSThAEEiEKHVNUQVRVU19SRUFTT05fU0VFTl9DT01QTEVUSU9OEAUSHQoZU1RBVFVTX1JFQVNPTl9JTlRFUlJVUFRFRBAGEiEKHVNUQVRVU19SRUFTT05fQ09NTUFORF9SVU5OSU5HEAcSHgoaU1RBVFVTX1JFQVNPTl9TSEVMTF9QUk9NUFQQCBIgChxTVEFUVVNfUkVBU09OX1BST0NFU1NfRVhJVEVEEAkSHQoZU1RBVFVTX1JFQVNPTl9OT1RfVFJBQ0tFRBAKKooBCgpQcm9tcHRLaW5kEhsKF1BST01QVF9LSU5EX1VOU1BFQ0lGSUVEEAASGAoUUFJPTVBUX0tJTkRfQVBQUk9WQUwQARIYChRQUk9NUFRfS0lORF9RVUVTVElPThACEhUKEVBST01QVF9LSU5EX1RSVVNUEAMSFAoQUFJPTVBUX0tJTkRfUExBThAEKnUKEUNoYXRNZXNzYWdlU291cmNlEiMKH0NIQVRfTUVTU0FHRV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIbChdDSEFUX01FU1NBR0VfU09VUkNFX0xPRxABEh4KGkNIQVRfTUVTU0FHRV9TT1VSQ0VfU0NSRUVOEAIqfAoIQ2hhdFJvbGUSGQoVQ0hBVF9ST0xFX1VOU1BFQ0lGSUVEEAASEgoOQ0hBVF9ST0xFX1VTRVIQARIXChNDSEFUX1JPTEVfQVNTSVNUQU5UEAISEgoOQ0hBVF9ST0xFX1RPT0wQAxIUChBDSEFUX1JPTEVfU1lTVEVNEARiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("ChpzdGFyYWdlbnQvdjEvc2Vzc2lvbi5wcm90bxIMc3RhcmFnZW50LnYxIvMICgdTZXNzaW9uEgwKBG5hbWUYASABKAkSDAoEbm9kZRgCIAEoCRIUCgx0bXV4X3Nlc3Npb24YAyABKAkSJwoEdHlwZRgEIAEoDjIZLnN0YXJhZ2VudC52MS5TZXNzaW9uVHlwZRIrCgZvcmlnaW4YBSABKA4yGy5zdGFyYWdlbnQudjEuU2Vzc2lvbk9yaWdpbhIeCgNjbGkYBiABKA4yES5zdGFyYWdlbnQudjEuQ2xpEisKBnN0YXR1cxgHIAEoDjIbLnN0YXJhZ2VudC52MS5TZXNzaW9uU3RhdHVzEjEKDXN0YXR1c19yZWFzb24YCCABKA4yGi5zdGFyYWdlbnQudjEuU3RhdHVzUmVhc29uEg4KBnByb21wdBgJIAEoCRItCgtwcm9tcHRfa2luZBgKIAEoDjIYLnN0YXJhZ2VudC52MS5Qcm9tcHRLaW5kEhUKDWNvbXBsZXRpb25faWQYCyABKAkSCwoDY3dkGAwgASgJEg8KB2NvbW1hbmQYDSABKAkSLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKEmxhc3RfYWN0aXZpdHlfdGltZRgPIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoSc3RhdHVzX2NoYW5nZV90aW1lGBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYChBhdHRhY2hlZF9jbGllbnRzGBEgASgFEhIKCnBhbmVfdGl0bGUYEiABKAkSLwoLd2luZG93X3NpemUYEyABKAsyGi5zdGFyYWdlbnQudjEuVGVybWluYWxTaXplEhUKDWNoYXRfcmV2aXNpb24YFCABKAkSGAoQbm9kZV91bnJlYWNoYWJsZRgVIAEoCBIVCg1zdGF0dXNfZGV0YWlsGBYgASgJEhsKE3VubWFuYWdlYWJsZV9yZWFzb24YFyABKAkSKQoFdXNhZ2UYHCABKAsyGi5zdGFyYWdlbnQudjEuU2Vzc2lvblVzYWdlEjMKDnBlbmRpbmdfcHJvbXB0GBggASgLMhsuc3RhcmFnZW50LnYxLlBlbmRpbmdQcm9tcHQSGgoNY2hhbmdlZF9maWxlcxgZIAEoBUgAiAEBEg4KBmJyYW5jaBgaIAEoCRIXCg9xdWV1ZWRfbWVzc2FnZXMYIyABKAUSLwoId29ya3RyZWUYGyABKAsyHS5zdGFyYWdlbnQudjEuU2Vzc2lvbldvcmt0cmVlEhgKC2V4aXRfc3RhdHVzGB0gASgFSAGIAQESJwoFZW5kZWQYHiABKAsyGC5zdGFyYWdlbnQudjEuU2Vzc2lvbkVuZBIVCg1yZXBseV9leGNlcnB0GB8gASgJEjUKC3N1cGVydmlzaW9uGCEgASgLMiAuc3RhcmFnZW50LnYxLlNlcnZpY2VTdXBlcnZpc2lvbkIQCg5fY2hhbmdlZF9maWxlc0IOCgxfZXhpdF9zdGF0dXMieAoKU2Vzc2lvbkVuZBIsCghlbmRfdGltZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoLZXhpdF9zdGF0dXMYAiABKAVIAIgBARISCgpsYXN0X2xpbmVzGAMgAygJQg4KDF9leGl0X3N0YXR1cyLXAQoSU2VydmljZVN1cGVydmlzaW9uEhAKCHJlc3RhcnRzGAEgASgFEh0KEGxhc3RfZXhpdF9zdGF0dXMYAiABKAVIAIgBARIyCg5sYXN0X2V4aXRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKbGFzdF9saW5lcxgEIAMoCRIzCg9uZXh0X3N0YXJ0X3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9sYXN0X2V4aXRfc3RhdHVzIkgKD1Nlc3Npb25Xb3JrdHJlZRIMCgRwYXRoGAEgASgJEg4KBmJyYW5jaBgCIAEoCRIXCg9yZXBvc2l0b3J5X3Jvb3QYAyABKAki7QEKDVBlbmRpbmdQcm9tcHQSJgoEa2luZBgBIAEoDjIYLnN0YXJhZ2VudC52MS5Qcm9tcHRLaW5kEhAKCHF1ZXN0aW9uGAIgASgJEg8KB2NvbW1hbmQYAyABKAkSEQoJZmlsZV9wYXRoGAQgASgJEgwKBGRpZmYYBSABKAkSCwoDdXJsGAYgASgJEg4KBmRldGFpbBgHIAEoCRIRCgl0cnVuY2F0ZWQYCCABKAgSKwoHY2hvaWNlcxgJIAMoCzIaLnN0YXJhZ2VudC52MS5Qcm9tcHRDaG9pY2USEwoLZmluZ2VycHJpbnQYCiABKAkiVQoMUHJvbXB0Q2hvaWNlEgoKAmlkGAEgASgJEg0KBWxhYmVsGAIgASgJEioKBmVmZmVjdBgDIAEoDjIaLnN0YXJhZ2VudC52MS5Qcm9tcHRFZmZlY3QivQQKDFNlc3Npb25Vc2FnZRINCgVtb2RlbBgBIAEoCRIYChByZWFzb25pbmdfZWZmb3J0GAIgASgJEhYKDmNvbnRleHRfdG9rZW5zGAMgASgDEhYKDmNvbnRleHRfd2luZG93GAQgASgDEkAKFWNvbnRleHRfd2luZG93X3NvdXJjZRgFIAEoDjIhLnN0YXJhZ2VudC52MS5Db250ZXh0V2luZG93U291cmNlEhoKEnRvdGFsX2lucHV0X3Rva2VucxgGIAEoAxIbChN0b3RhbF9vdXRwdXRfdG9rZW5zGAcgASgDEhsKE3RvdGFsX2NhY2hlZF90b2tlbnMYCCABKAMSHgoWdG90YWxfcmVhc29uaW5nX3Rva2VucxgJIAEoAxIYChBsYXN0X3R1cm5fdG9rZW5zGAogASgDEiwKC3JhdGVfbGltaXRzGAsgAygLMhcuc3RhcmFnZW50LnYxLlJhdGVMaW1pdBIVCg1saW1pdF9yZWFjaGVkGAwgASgIEjUKEWxpbWl0X3Jlc2V0c190aW1lGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIZChFsaW1pdF9yZXNldHNfdGV4dBgOIAEoCRIVCghjb3N0X3VzZBgPIAEoAUgAiAEBEi8KC3VwZGF0ZV90aW1lGBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIWCg50b3RhbHNfcGVuZGluZxgRIAEoCEILCglfY29zdF91c2QieAoJUmF0ZUxpbWl0EgwKBG5hbWUYASABKAkSFAoMdXNlZF9wZXJjZW50GAIgASgBEi8KC3Jlc2V0c190aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIWCg53aW5kb3dfbWludXRlcxgEIAEoAyIqCgxUZXJtaW5hbFNpemUSDAoEY29scxgBIAEoBRIMCgRyb3dzGAIgASgFIoUBChBBZG9wdGFibGVTZXNzaW9uEgwKBG5hbWUYASABKAkSFAoMdG11eF9zZXNzaW9uGAIgASgJEh4KA2NsaRgDIAEoDjIRLnN0YXJhZ2VudC52MS5DbGkSCwoDY3dkGAQgASgJEg8KB2NvbW1hbmQYBSABKAkSDwoHcGFuZV9pZBgGIAEoCSL3AQoLQ2hhdE1lc3NhZ2USCgoCaWQYASABKAkSJAoEcm9sZRgCIAEoDjIWLnN0YXJhZ2VudC52MS5DaGF0Um9sZRIMCgR0ZXh0GAMgASgJEhEKCXRvb2xfbmFtZRgEIAEoCRITCgt0b29sX3RhcmdldBgFIAEoCRIvCgZzb3VyY2UYBiABKA4yHy5zdGFyYWdlbnQudjEuQ2hhdE1lc3NhZ2VTb3VyY2USLwoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEh4KA2NsaRgIIAEoDjIRLnN0YXJhZ2VudC52MS5DbGkqvQEKDFByb21wdEVmZmVjdBIdChlQUk9NUFRfRUZGRUNUX1VOU1BFQ0lGSUVEEAASHAoYUFJPTVBUX0VGRkVDVF9BTExPV19PTkNFEAESHgoaUFJPTVBUX0VGRkVDVF9BTExPV19BTFdBWVMQAhIWChJQUk9NUFRfRUZGRUNUX0RFTlkQAxIYChRQUk9NUFRfRUZGRUNUX0FOU1dFUhAEEh4KGlBST01QVF9FRkZFQ1RfVEVMTF9JTlNURUFEEAUqfAoTQ29udGV4dFdpbmRvd1NvdXJjZRIlCiFDT05URVhUX1dJTkRPV19TT1VSQ0VfVU5TUEVDSUZJRUQQABIdChlDT05URVhUX1dJTkRPV19TT1VSQ0VfTE9HEAESHwobQ09OVEVYVF9XSU5ET1dfU09VUkNFX1RBQkxFEAIqXAoLU2Vzc2lvblR5cGUSHAoYU0VTU0lPTl9UWVBFX1VOU1BFQ0lGSUVEEAASFgoSU0VTU0lPTl9UWVBFX0FHRU5UEAESFwoTU0VTU0lPTl9UWVBFX1NZU1RFTRACKqABCg1TZXNzaW9uT3JpZ2luEh4KGlNFU1NJT05fT1JJR0lOX1VOU1BFQ0lGSUVEEAASGgoWU0VTU0lPTl9PUklHSU5fQ1JFQVRFRBABEhoKFlNFU1NJT05fT1JJR0lOX0FET1BURUQQAhIZChVTRVNTSU9OX09SSUdJTl9TWVNURU0QAxIcChhTRVNTSU9OX09SSUdJTl9VTk1BTkFHRUQQBCrBAQoDQ2xpEhMKD0NMSV9VTlNQRUNJRklFRBAAEg4KCkNMSV9DTEFVREUQARINCglDTElfQ09ERVgQAhIQCgxDTElfT1BFTkNPREUQAxINCglDTElfU0hFTEwQBBINCglDTElfT1RIRVIQBRIOCgpDTElfR0VNSU5JEAYSDAoIQ0xJX1FXRU4QBxIPCgtDTElfQ09QSUxPVBAIEgoKBkNMSV9QSRAJEgwKCENMSV9LSUxPEAsSDQoJQ0xJX0RST0lEEAoqfwoNU2Vzc2lvblN0YXR1cxIeChpTRVNTSU9OX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFlNFU1NJT05fU1RBVFVTX1dPUktJTkcQARIZChVTRVNTSU9OX1NUQVRVU19SRVZJRVcQAhIXChNTRVNTSU9OX1NUQVRVU19JRExFEAMq8gIKDFN0YXR1c1JlYXNvbhIdChlTVEFUVVNfUkVBU09OX1VOU1BFQ0lGSUVEEAASHgoaU1RBVFVTX1JFQVNPTl9JTlBVVF9QUk9NUFQQARIdChlTVEFUVVNfUkVBU09OX0FDVElWRV9UVVJOEAISIwofU1RBVFVTX1JFQVNPTl9VTlNFRU5fQ09NUExFVElPThADEhkKFVNUQVRVU19SRUFTT05fTk9fVFVSThAEEiEKHVNUQVRVU19SRUFTT05fU0VFTl9DT01QTEVUSU9OEAUSHQoZU1RBVFVTX1JFQVNPTl9JTlRFUlJVUFRFRBAGEiEKHVNUQVRVU19SRUFTT05fQ09NTUFORF9SVU5OSU5HEAcSHgoaU1RBVFVTX1JFQVNPTl9TSEVMTF9QUk9NUFQQCBIgChxTVEFUVVNfUkVBU09OX1BST0NFU1NfRVhJVEVEEAkSHQoZU1RBVFVTX1JFQVNPTl9OT1RfVFJBQ0tFRBAKKooBCgpQcm9tcHRLaW5kEhsKF1BST01QVF9LSU5EX1VOU1BFQ0lGSUVEEAASGAoUUFJPTVBUX0tJTkRfQVBQUk9WQUwQARIYChRQUk9NUFRfS0lORF9RVUVTVElPThACEhUKEVBST01QVF9LSU5EX1RSVVNUEAMSFAoQUFJPTVBUX0tJTkRfUExBThAEKnUKEUNoYXRNZXNzYWdlU291cmNlEiMKH0NIQVRfTUVTU0FHRV9TT1VSQ0VfVU5TUEVDSUZJRUQQABIbChdDSEFUX01FU1NBR0VfU09VUkNFX0xPRxABEh4KGkNIQVRfTUVTU0FHRV9TT1VSQ0VfU0NSRUVOEAIqfAoIQ2hhdFJvbGUSGQoVQ0hBVF9ST0xFX1VOU1BFQ0lGSUVEEAASEgoOQ0hBVF9ST0xFX1VTRVIQARIXChNDSEFUX1JPTEVfQVNTSVNUQU5UEAISEgoOQ0hBVF9ST0xFX1RPT0wQAxIUChBDSEFUX1JPTEVfU1lTVEVNEARiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * A tmux session on one machine, as StarAgent sees it. tmux is the source of
@@ -191,6 +191,107 @@ export type Session = Message<"staragent.v1.Session"> & {
    * @generated from field: string unmanageable_reason = 23;
    */
   unmanageableReason: string;
+
+  /**
+   * Tokens, context, model and plan limits of the session's conversation, read
+   * from the CLI's native log (Claude Code, Codex, opencode). Absent when the
+   * CLI records none (shells, other programs, a CLI before its first reply).
+   *
+   * @generated from field: staragent.v1.SessionUsage usage = 28;
+   */
+  usage?: SessionUsage | undefined;
+
+  /**
+   * The visible prompt in full, set exactly when `status_reason` is
+   * INPUT_PROMPT: what it asks about, its choices, and the fingerprint an
+   * AnswerPrompt call must quote.
+   *
+   * @generated from field: staragent.v1.PendingPrompt pending_prompt = 24;
+   */
+  pendingPrompt?: PendingPrompt | undefined;
+
+  /**
+   * How many files `git status` lists as changed (staged, unstaged, unmerged
+   * or untracked) in the repository the session's cwd is in. Unset when the
+   * cwd is not in a git repository, for system sessions, and until the owning
+   * machine has read it. Kept current while the session list is watched.
+   *
+   * @generated from field: optional int32 changed_files = 25;
+   */
+  changedFiles?: number | undefined;
+
+  /**
+   * The checked-out branch of that repository (for example `main`); empty
+   * when the cwd is not in a repository or HEAD is detached.
+   *
+   * @generated from field: string branch = 26;
+   */
+  branch: string;
+
+  /**
+   * Messages queued for this session (QueueChatMessage) and not typed yet:
+   * they are typed one at a time when the session is next idle or in review
+   * for a finished turn.
+   *
+   * @generated from field: int32 queued_messages = 35;
+   */
+  queuedMessages: number;
+
+  /**
+   * The git worktree StarAgent made for this session when it created it
+   * (CreateSessionRequest.worktree); absent for every other session.
+   *
+   * @generated from field: staragent.v1.SessionWorktree worktree = 27;
+   */
+  worktree?: SessionWorktree | undefined;
+
+  /**
+   * Set when the command StarAgent started in this session (the agent CLI)
+   * has exited: its exit status (128 + the signal's number when a signal
+   * ended it). The session stays: its pane then runs a login shell in the same
+   * folder, so its terminal and chat remain. Unset while the command runs and
+   * for sessions StarAgent did not start with a command.
+   *
+   * @generated from field: optional int32 exit_status = 29;
+   */
+  exitStatus?: number | undefined;
+
+  /**
+   * Set when the session has ended: the last process in its pane exited (after
+   * an agent exits, the shell its pane became) and tmux keeps the pane, as it
+   * does for every session StarAgent creates. The session stays listed with
+   * what is known of its end, its terminal shows its last screen and its chat
+   * stays readable from the native log, until a person dismisses it
+   * (StopSession) or the owning machine's keep time has passed (a day by
+   * default, STARAGENT_KEEP_ENDED_HOURS). A session that went from tmux
+   * another way (`tmux kill-session` by hand) while an agent with its native
+   * log ran in it is kept so too, from what the machine had seen of it: no
+   * terminal then, its chat from that log. Unset while the session runs.
+   *
+   * @generated from field: staragent.v1.SessionEnd ended = 30;
+   */
+  ended?: SessionEnd | undefined;
+
+  /**
+   * The last line of the agent's reply when its newest turn finished (review
+   * or idle after a completed turn): what a person reads in the list and the
+   * notification before opening the session. Markdown marks removed, at most
+   * 160 characters; empty while a turn runs, and for CLIs whose module does
+   * not read it (Claude Code, Codex and opencode read it).
+   *
+   * @generated from field: string reply_excerpt = 31;
+   */
+  replyExcerpt: string;
+
+  /**
+   * For StarAgent's own services (type SYSTEM, run by `staragent system`):
+   * what their supervisor has done, which restarts a service whenever it
+   * exits. Absent for every other session, and for a system session its
+   * supervisor has not recorded anything in yet.
+   *
+   * @generated from field: staragent.v1.ServiceSupervision supervision = 33;
+   */
+  supervision?: ServiceSupervision | undefined;
 };
 
 /**
@@ -199,6 +300,451 @@ export type Session = Message<"staragent.v1.Session"> & {
  */
 export const SessionSchema: GenMessage<Session> = /*@__PURE__*/
   messageDesc(file_staragent_v1_session, 0);
+
+/**
+ * How a session ended (Session.ended).
+ *
+ * @generated from message staragent.v1.SessionEnd
+ */
+export type SessionEnd = Message<"staragent.v1.SessionEnd"> & {
+  /**
+   * When the last process in its pane exited (when the machine first saw its
+   * pane dead, while tmux has no time for it).
+   *
+   * @generated from field: google.protobuf.Timestamp end_time = 1;
+   */
+  endTime?: Timestamp | undefined;
+
+  /**
+   * That process's exit status (128 + the signal's number when a signal ended
+   * it); unset until tmux has it (a moment after the pane closed), and for a
+   * process that closed its terminal but runs on; unset for a session that went
+   * from tmux without a dead pane (killed from outside).
+   *
+   * @generated from field: optional int32 exit_status = 2;
+   */
+  exitStatus?: number | undefined;
+
+  /**
+   * The last lines its pane showed (at most 15, blank lines left out); for a
+   * session killed from outside, its screen as the machine last read it.
+   *
+   * @generated from field: repeated string last_lines = 3;
+   */
+  lastLines: string[];
+};
+
+/**
+ * Describes the message staragent.v1.SessionEnd.
+ * Use `create(SessionEndSchema)` to create a new message.
+ */
+export const SessionEndSchema: GenMessage<SessionEnd> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session, 1);
+
+/**
+ * What the supervisor of a system session (`staragent system`) has done: it
+ * restarts the service when its process exits, waiting one second at first,
+ * twice as long after each further exit up to a minute, and one second again
+ * after a run of a minute.
+ *
+ * @generated from message staragent.v1.ServiceSupervision
+ */
+export type ServiceSupervision = Message<"staragent.v1.ServiceSupervision"> & {
+  /**
+   * Restarts since `staragent system start` (the first start is not one).
+   *
+   * @generated from field: int32 restarts = 1;
+   */
+  restarts: number;
+
+  /**
+   * The exit status of the service's last exit (128 + the signal's number
+   * when a signal ended it); unset while it has not exited.
+   *
+   * @generated from field: optional int32 last_exit_status = 2;
+   */
+  lastExitStatus?: number | undefined;
+
+  /**
+   * When it last exited.
+   *
+   * @generated from field: google.protobuf.Timestamp last_exit_time = 3;
+   */
+  lastExitTime?: Timestamp | undefined;
+
+  /**
+   * The last lines it printed before that exit (escape sequences removed).
+   *
+   * @generated from field: repeated string last_lines = 4;
+   */
+  lastLines: string[];
+
+  /**
+   * Set while the service waits to be started again: when it will be.
+   *
+   * @generated from field: google.protobuf.Timestamp next_start_time = 5;
+   */
+  nextStartTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message staragent.v1.ServiceSupervision.
+ * Use `create(ServiceSupervisionSchema)` to create a new message.
+ */
+export const ServiceSupervisionSchema: GenMessage<ServiceSupervision> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session, 2);
+
+/**
+ * A git worktree StarAgent added for a session (`git worktree add -b`).
+ *
+ * @generated from message staragent.v1.SessionWorktree
+ */
+export type SessionWorktree = Message<"staragent.v1.SessionWorktree"> & {
+  /**
+   * The worktree's folder.
+   *
+   * @generated from field: string path = 1;
+   */
+  path: string;
+
+  /**
+   * The branch it was made on. StarAgent never deletes it.
+   *
+   * @generated from field: string branch = 2;
+   */
+  branch: string;
+
+  /**
+   * The top folder of the repository it was added to.
+   *
+   * @generated from field: string repository_root = 3;
+   */
+  repositoryRoot: string;
+};
+
+/**
+ * Describes the message staragent.v1.SessionWorktree.
+ * Use `create(SessionWorktreeSchema)` to create a new message.
+ */
+export const SessionWorktreeSchema: GenMessage<SessionWorktree> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session, 3);
+
+/**
+ * A prompt the agent CLI shows and waits on, as read from its screen (and its
+ * native log where it writes the pending tool call).
+ *
+ * @generated from message staragent.v1.PendingPrompt
+ */
+export type PendingPrompt = Message<"staragent.v1.PendingPrompt"> & {
+  /**
+   * What kind of question it is.
+   *
+   * @generated from field: staragent.v1.PromptKind kind = 1;
+   */
+  kind: PromptKind;
+
+  /**
+   * The CLI's own words, for example "Do you want to proceed?".
+   *
+   * @generated from field: string question = 2;
+   */
+  question: string;
+
+  /**
+   * The shell command to be run, whole, as the CLI will run it; empty when
+   * the prompt is not about a command.
+   *
+   * @generated from field: string command = 3;
+   */
+  command: string;
+
+  /**
+   * The file an edit would change; empty when the prompt is not about an edit.
+   *
+   * @generated from field: string file_path = 4;
+   */
+  filePath: string;
+
+  /**
+   * The edit as unified diff text, when the CLI shows or logs it.
+   *
+   * @generated from field: string diff = 5;
+   */
+  diff: string;
+
+  /**
+   * The URL a fetch would read; empty when the prompt is not about a fetch.
+   *
+   * @generated from field: string url = 6;
+   */
+  url: string;
+
+  /**
+   * Anything else the CLI shows: the tool's name, its description, the plan
+   * text, the question's text.
+   *
+   * @generated from field: string detail = 7;
+   */
+  detail: string;
+
+  /**
+   * True when the screen cut what the prompt is about (a narrow or short
+   * pane) and no native log gave it whole: the fields above are incomplete.
+   *
+   * @generated from field: bool truncated = 8;
+   */
+  truncated: boolean;
+
+  /**
+   * The choices in the CLI's order and words.
+   *
+   * @generated from field: repeated staragent.v1.PromptChoice choices = 9;
+   */
+  choices: PromptChoice[];
+
+  /**
+   * Stable while the same prompt is on screen, different for any other
+   * prompt (also one asking the same question about another command). Quote
+   * it in AnswerPrompt so an answer lands only on the prompt it was meant for.
+   *
+   * @generated from field: string fingerprint = 10;
+   */
+  fingerprint: string;
+};
+
+/**
+ * Describes the message staragent.v1.PendingPrompt.
+ * Use `create(PendingPromptSchema)` to create a new message.
+ */
+export const PendingPromptSchema: GenMessage<PendingPrompt> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session, 4);
+
+/**
+ * One answer a prompt offers.
+ *
+ * @generated from message staragent.v1.PromptChoice
+ */
+export type PromptChoice = Message<"staragent.v1.PromptChoice"> & {
+  /**
+   * Identifies the choice within its prompt (for AnswerPrompt's `choice_id`).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The CLI's words for it, for example "Yes, and don't ask again".
+   *
+   * @generated from field: string label = 2;
+   */
+  label: string;
+
+  /**
+   * What picking it does.
+   *
+   * @generated from field: staragent.v1.PromptEffect effect = 3;
+   */
+  effect: PromptEffect;
+};
+
+/**
+ * Describes the message staragent.v1.PromptChoice.
+ * Use `create(PromptChoiceSchema)` to create a new message.
+ */
+export const PromptChoiceSchema: GenMessage<PromptChoice> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session, 5);
+
+/**
+ * What a session's conversation has used, as its CLI records it. Counts are
+ * tokens; zero means "not recorded" only where a comment says so.
+ *
+ * @generated from message staragent.v1.SessionUsage
+ */
+export type SessionUsage = Message<"staragent.v1.SessionUsage"> & {
+  /**
+   * The model of the newest reply, as the CLI names it (for example
+   * "claude-sonnet-4-5" or "gpt-5.3-codex").
+   *
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * The reasoning effort the CLI recorded for the newest turn ("low",
+   * "medium", "high", ...); empty where the CLI records none.
+   *
+   * @generated from field: string reasoning_effort = 2;
+   */
+  reasoningEffort: string;
+
+  /**
+   * Tokens in the newest request: what the next turn starts from (Claude Code:
+   * input + cache creation + cache read of the newest reply; Codex: the newest
+   * request's input; opencode: input + cache of the newest reply).
+   *
+   * @generated from field: int64 context_tokens = 3;
+   */
+  contextTokens: bigint;
+
+  /**
+   * The model's context window in tokens; 0 when neither the log nor the
+   * pinned table knows it.
+   *
+   * @generated from field: int64 context_window = 4;
+   */
+  contextWindow: bigint;
+
+  /**
+   * Where `context_window` comes from.
+   *
+   * @generated from field: staragent.v1.ContextWindowSource context_window_source = 5;
+   */
+  contextWindowSource: ContextWindowSource;
+
+  /**
+   * Input tokens sent over the session's conversation so far (cached ones
+   * included).
+   *
+   * @generated from field: int64 total_input_tokens = 6;
+   */
+  totalInputTokens: bigint;
+
+  /**
+   * Output tokens received over the conversation so far (reasoning included
+   * where the CLI counts it so).
+   *
+   * @generated from field: int64 total_output_tokens = 7;
+   */
+  totalOutputTokens: bigint;
+
+  /**
+   * Input tokens served from or written to the prompt cache over the
+   * conversation (part of `total_input_tokens`).
+   *
+   * @generated from field: int64 total_cached_tokens = 8;
+   */
+  totalCachedTokens: bigint;
+
+  /**
+   * Reasoning output tokens over the conversation; 0 where the CLI records
+   * none.
+   *
+   * @generated from field: int64 total_reasoning_tokens = 9;
+   */
+  totalReasoningTokens: bigint;
+
+  /**
+   * Tokens of the newest turn's requests and replies together.
+   *
+   * @generated from field: int64 last_turn_tokens = 10;
+   */
+  lastTurnTokens: bigint;
+
+  /**
+   * The plan's rate-limit windows where the CLI records them (Codex), in the
+   * CLI's order.
+   *
+   * @generated from field: repeated staragent.v1.RateLimit rate_limits = 11;
+   */
+  rateLimits: RateLimit[];
+
+  /**
+   * True when the screen or the log says the plan's usage limit was hit: the
+   * session waits for the reset rather than being simply idle.
+   *
+   * @generated from field: bool limit_reached = 12;
+   */
+  limitReached: boolean;
+
+  /**
+   * When the hit limit resets, where known (absent otherwise).
+   *
+   * @generated from field: google.protobuf.Timestamp limit_resets_time = 13;
+   */
+  limitResetsTime?: Timestamp | undefined;
+
+  /**
+   * The reset as the CLI printed it ("3pm", "15:00"), for display where the
+   * time could not be read as a timestamp; empty otherwise.
+   *
+   * @generated from field: string limit_resets_text = 14;
+   */
+  limitResetsText: string;
+
+  /**
+   * Cost of the conversation in US dollars, only where the CLI records one
+   * (opencode); absent otherwise, never estimated.
+   *
+   * @generated from field: optional double cost_usd = 15;
+   */
+  costUsd?: number | undefined;
+
+  /**
+   * When the newest record these figures come from was written.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 16;
+   */
+  updateTime?: Timestamp | undefined;
+
+  /**
+   * True while the conversation's totals are still being counted (the first
+   * read of a very long log answers from its newest turn and counts the whole
+   * log in the background): the total_* fields are then 0, not the
+   * conversation's; the other fields hold.
+   *
+   * @generated from field: bool totals_pending = 17;
+   */
+  totalsPending: boolean;
+};
+
+/**
+ * Describes the message staragent.v1.SessionUsage.
+ * Use `create(SessionUsageSchema)` to create a new message.
+ */
+export const SessionUsageSchema: GenMessage<SessionUsage> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session, 6);
+
+/**
+ * One window of a plan's rate limit.
+ *
+ * @generated from message staragent.v1.RateLimit
+ */
+export type RateLimit = Message<"staragent.v1.RateLimit"> & {
+  /**
+   * The window's name: "5h", "weekly", or the CLI's own word for it.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * How much of the window is used, 0 to 100.
+   *
+   * @generated from field: double used_percent = 2;
+   */
+  usedPercent: number;
+
+  /**
+   * When the window resets; absent when unknown.
+   *
+   * @generated from field: google.protobuf.Timestamp resets_time = 3;
+   */
+  resetsTime?: Timestamp | undefined;
+
+  /**
+   * The window's length in minutes (0 when unknown).
+   *
+   * @generated from field: int64 window_minutes = 4;
+   */
+  windowMinutes: bigint;
+};
+
+/**
+ * Describes the message staragent.v1.RateLimit.
+ * Use `create(RateLimitSchema)` to create a new message.
+ */
+export const RateLimitSchema: GenMessage<RateLimit> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session, 7);
 
 /**
  * A size in character cells.
@@ -226,7 +772,7 @@ export type TerminalSize = Message<"staragent.v1.TerminalSize"> & {
  * Use `create(TerminalSizeSchema)` to create a new message.
  */
 export const TerminalSizeSchema: GenMessage<TerminalSize> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session, 1);
+  messageDesc(file_staragent_v1_session, 8);
 
 /**
  * A pre-existing tmux session running a supported CLI that StarAgent does not
@@ -284,7 +830,7 @@ export type AdoptableSession = Message<"staragent.v1.AdoptableSession"> & {
  * Use `create(AdoptableSessionSchema)` to create a new message.
  */
 export const AdoptableSessionSchema: GenMessage<AdoptableSession> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session, 2);
+  messageDesc(file_staragent_v1_session, 9);
 
 /**
  * One message of a chat: read from the CLI's native log (its transcript,
@@ -349,6 +895,17 @@ export type ChatMessage = Message<"staragent.v1.ChatMessage"> & {
    * @generated from field: google.protobuf.Timestamp create_time = 7;
    */
   createTime?: Timestamp | undefined;
+
+  /**
+   * The CLI that wrote the message: the one whose native log (or screen) it
+   * was read from. It stays that agent's after the agent exits and the
+   * session's own `cli` has become the shell its pane returned to, so a
+   * client labels each message by this field, not by the session's.
+   * UNSPECIFIED from servers before this field.
+   *
+   * @generated from field: staragent.v1.Cli cli = 8;
+   */
+  cli: Cli;
 };
 
 /**
@@ -356,7 +913,96 @@ export type ChatMessage = Message<"staragent.v1.ChatMessage"> & {
  * Use `create(ChatMessageSchema)` to create a new message.
  */
 export const ChatMessageSchema: GenMessage<ChatMessage> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session, 3);
+  messageDesc(file_staragent_v1_session, 10);
+
+/**
+ * What picking a prompt's choice does.
+ *
+ * @generated from enum staragent.v1.PromptEffect
+ */
+export enum PromptEffect {
+  /**
+   * Not known.
+   *
+   * @generated from enum value: PROMPT_EFFECT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Allows this one request.
+   *
+   * @generated from enum value: PROMPT_EFFECT_ALLOW_ONCE = 1;
+   */
+  ALLOW_ONCE = 1,
+
+  /**
+   * Allows it and its like for the session, or always, as the label says.
+   *
+   * @generated from enum value: PROMPT_EFFECT_ALLOW_ALWAYS = 2;
+   */
+  ALLOW_ALWAYS = 2,
+
+  /**
+   * Refuses the request.
+   *
+   * @generated from enum value: PROMPT_EFFECT_DENY = 3;
+   */
+  DENY = 3,
+
+  /**
+   * Picks an option of a question.
+   *
+   * @generated from enum value: PROMPT_EFFECT_ANSWER = 4;
+   */
+  ANSWER = 4,
+
+  /**
+   * Refuses and tells the agent what to do instead: needs `text`.
+   *
+   * @generated from enum value: PROMPT_EFFECT_TELL_INSTEAD = 5;
+   */
+  TELL_INSTEAD = 5,
+}
+
+/**
+ * Describes the enum staragent.v1.PromptEffect.
+ */
+export const PromptEffectSchema: GenEnum<PromptEffect> = /*@__PURE__*/
+  enumDesc(file_staragent_v1_session, 0);
+
+/**
+ * Where a SessionUsage's context window comes from.
+ *
+ * @generated from enum staragent.v1.ContextWindowSource
+ */
+export enum ContextWindowSource {
+  /**
+   * Unknown: no context window.
+   *
+   * @generated from enum value: CONTEXT_WINDOW_SOURCE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The CLI's own log records it (Codex `model_context_window`).
+   *
+   * @generated from enum value: CONTEXT_WINDOW_SOURCE_LOG = 1;
+   */
+  LOG = 1,
+
+  /**
+   * StarAgent's pinned, dated table of models (the CLI records none).
+   *
+   * @generated from enum value: CONTEXT_WINDOW_SOURCE_TABLE = 2;
+   */
+  TABLE = 2,
+}
+
+/**
+ * Describes the enum staragent.v1.ContextWindowSource.
+ */
+export const ContextWindowSourceSchema: GenEnum<ContextWindowSource> = /*@__PURE__*/
+  enumDesc(file_staragent_v1_session, 1);
 
 /**
  * Whether a session is an agent worker or StarAgent infrastructure.
@@ -391,7 +1037,7 @@ export enum SessionType {
  * Describes the enum staragent.v1.SessionType.
  */
 export const SessionTypeSchema: GenEnum<SessionType> = /*@__PURE__*/
-  enumDesc(file_staragent_v1_session, 0);
+  enumDesc(file_staragent_v1_session, 2);
 
 /**
  * How a session came under StarAgent.
@@ -441,7 +1087,7 @@ export enum SessionOrigin {
  * Describes the enum staragent.v1.SessionOrigin.
  */
 export const SessionOriginSchema: GenEnum<SessionOrigin> = /*@__PURE__*/
-  enumDesc(file_staragent_v1_session, 1);
+  enumDesc(file_staragent_v1_session, 3);
 
 /**
  * The coding CLI running in a session.
@@ -490,13 +1136,55 @@ export enum Cli {
    * @generated from enum value: CLI_OTHER = 5;
    */
   OTHER = 5,
+
+  /**
+   * Google's Gemini CLI (`gemini`).
+   *
+   * @generated from enum value: CLI_GEMINI = 6;
+   */
+  GEMINI = 6,
+
+  /**
+   * Qwen Code (`qwen`).
+   *
+   * @generated from enum value: CLI_QWEN = 7;
+   */
+  QWEN = 7,
+
+  /**
+   * GitHub Copilot CLI (`copilot`).
+   *
+   * @generated from enum value: CLI_COPILOT = 8;
+   */
+  COPILOT = 8,
+
+  /**
+   * pi, the coding agent of `@mariozechner/pi-coding-agent` (`pi`).
+   *
+   * @generated from enum value: CLI_PI = 9;
+   */
+  PI = 9,
+
+  /**
+   * Kilo CLI (`kilo`, from @kilocode/cli).
+   *
+   * @generated from enum value: CLI_KILO = 11;
+   */
+  KILO = 11,
+
+  /**
+   * Factory droid (`droid`).
+   *
+   * @generated from enum value: CLI_DROID = 10;
+   */
+  DROID = 10,
 }
 
 /**
  * Describes the enum staragent.v1.Cli.
  */
 export const CliSchema: GenEnum<Cli> = /*@__PURE__*/
-  enumDesc(file_staragent_v1_session, 2);
+  enumDesc(file_staragent_v1_session, 4);
 
 /**
  * What a session needs from a person.
@@ -538,7 +1226,7 @@ export enum SessionStatus {
  * Describes the enum staragent.v1.SessionStatus.
  */
 export const SessionStatusSchema: GenEnum<SessionStatus> = /*@__PURE__*/
-  enumDesc(file_staragent_v1_session, 3);
+  enumDesc(file_staragent_v1_session, 5);
 
 /**
  * Why a session has its status, in order of precedence.
@@ -628,7 +1316,7 @@ export enum StatusReason {
  * Describes the enum staragent.v1.StatusReason.
  */
 export const StatusReasonSchema: GenEnum<StatusReason> = /*@__PURE__*/
-  enumDesc(file_staragent_v1_session, 4);
+  enumDesc(file_staragent_v1_session, 6);
 
 /**
  * What kind of question a visible prompt asks.
@@ -676,7 +1364,7 @@ export enum PromptKind {
  * Describes the enum staragent.v1.PromptKind.
  */
 export const PromptKindSchema: GenEnum<PromptKind> = /*@__PURE__*/
-  enumDesc(file_staragent_v1_session, 5);
+  enumDesc(file_staragent_v1_session, 7);
 
 /**
  * Where a chat message was read from.
@@ -712,7 +1400,7 @@ export enum ChatMessageSource {
  * Describes the enum staragent.v1.ChatMessageSource.
  */
 export const ChatMessageSourceSchema: GenEnum<ChatMessageSource> = /*@__PURE__*/
-  enumDesc(file_staragent_v1_session, 6);
+  enumDesc(file_staragent_v1_session, 8);
 
 /**
  * Who speaks in a chat message.
@@ -760,5 +1448,5 @@ export enum ChatRole {
  * Describes the enum staragent.v1.ChatRole.
  */
 export const ChatRoleSchema: GenEnum<ChatRole> = /*@__PURE__*/
-  enumDesc(file_staragent_v1_session, 7);
+  enumDesc(file_staragent_v1_session, 9);
 

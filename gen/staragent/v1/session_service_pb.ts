@@ -4,7 +4,9 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { AdoptableSession, ChatMessage, Cli, Session } from "./session_pb.js";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { AdoptableSession, ChatMessage, Cli, PendingPrompt, Session } from "./session_pb.js";
 import { file_staragent_v1_session } from "./session_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file staragent/v1/session_service.proto.
  */
 export const file_staragent_v1_session_service: GenFile = /*@__PURE__*/
-  fileDesc("CiJzdGFyYWdlbnQvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgxzdGFyYWdlbnQudjEiXAoTTGlzdFNlc3Npb25zUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSDgoGZmlsdGVyGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIm0KFExpc3RTZXNzaW9uc1Jlc3BvbnNlEicKCHNlc3Npb25zGAEgAygLMhUuc3RhcmFnZW50LnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3VucmVhY2hhYmxlGAMgAygJIiEKEUdldFNlc3Npb25SZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoSR2V0U2Vzc2lvblJlc3BvbnNlEiYKB3Nlc3Npb24YASABKAsyFS5zdGFyYWdlbnQudjEuU2Vzc2lvbiJYChRDcmVhdGVTZXNzaW9uUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSEgoKc2Vzc2lvbl9pZBgCIAEoCRILCgNjd2QYAyABKAkSDwoHY29tbWFuZBgEIAMoCSI/ChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USJgoHc2Vzc2lvbhgBIAEoCzIVLnN0YXJhZ2VudC52MS5TZXNzaW9uIjEKElN0b3BTZXNzaW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBWZvcmNlGAIgASgIIhUKE1N0b3BTZXNzaW9uUmVzcG9uc2UiLgocTGlzdEFkb3B0YWJsZVNlc3Npb25zUmVxdWVzdBIOCgZwYXJlbnQYASABKAkicAodTGlzdEFkb3B0YWJsZVNlc3Npb25zUmVzcG9uc2USOgoSYWRvcHRhYmxlX3Nlc3Npb25zGAEgAygLMh4uc3RhcmFnZW50LnYxLkFkb3B0YWJsZVNlc3Npb24SEwoLdW5yZWFjaGFibGUYAiADKAkiIwoTQWRvcHRTZXNzaW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJIj4KFEFkb3B0U2Vzc2lvblJlc3BvbnNlEiYKB3Nlc3Npb24YASABKAsyFS5zdGFyYWdlbnQudjEuU2Vzc2lvbiI9ChZNYXJrU2Vzc2lvblNlZW5SZXF1ZXN0EgwKBG5hbWUYASABKAkSFQoNY29tcGxldGlvbl9pZBgCIAEoCSJBChdNYXJrU2Vzc2lvblNlZW5SZXNwb25zZRImCgdzZXNzaW9uGAEgASgLMhUuc3RhcmFnZW50LnYxLlNlc3Npb24iaAoOR2V0Q2hhdFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZjdXJzb3IYAiABKAkSFQoNaGlzdG9yeV9saW5lcxgDIAEoBRIRCglwYWdlX3NpemUYBCABKAUSDgoGYmVmb3JlGAUgASgJItcBCg9HZXRDaGF0UmVzcG9uc2USKwoIbWVzc2FnZXMYASADKAsyGS5zdGFyYWdlbnQudjEuQ2hhdE1lc3NhZ2USEwoLbmV4dF9jdXJzb3IYAiABKAkSDQoFcmVzZXQYAyABKAgSEAoIcmV2aXNpb24YBCABKAkSHgoDY2xpGAUgASgOMhEuc3RhcmFnZW50LnYxLkNsaRIQCghoYXNfbW9yZRgGIAEoCBIYChBvbGRlcl9wYWdlX3Rva2VuGAcgASgJEhUKDXNvdXJjZV9kZXRhaWwYCCABKAkiNAoWU2VuZENoYXRNZXNzYWdlUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBHRleHQYAiABKAkiSQoXU2VuZENoYXRNZXNzYWdlUmVzcG9uc2USEQoJY29uZmlybWVkGAEgASgIEhsKE2NvbmZpcm1hdGlvbl9kZXRhaWwYAiABKAkiJgoUV2F0Y2hTZXNzaW9uc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJIpgBChVXYXRjaFNlc3Npb25zUmVzcG9uc2USKgoEdHlwZRgBIAEoDjIcLnN0YXJhZ2VudC52MS5XYXRjaEV2ZW50VHlwZRInCghzZXNzaW9ucxgCIAMoCzIVLnN0YXJhZ2VudC52MS5TZXNzaW9uEhUKDXJlbW92ZWRfbmFtZXMYAyADKAkSEwoLdW5yZWFjaGFibGUYBCADKAkq2AEKDldhdGNoRXZlbnRUeXBlEiAKHFdBVENIX0VWRU5UX1RZUEVfVU5TUEVDSUZJRUQQABIdChlXQVRDSF9FVkVOVF9UWVBFX1NOQVBTSE9UEAESHQoZV0FUQ0hfRVZFTlRfVFlQRV9VUFNFUlRFRBACEhwKGFdBVENIX0VWRU5UX1RZUEVfUkVNT1ZFRBADEh4KGldBVENIX0VWRU5UX1RZUEVfSEVBUlRCRUFUEAQSKAokV0FUQ0hfRVZFTlRfVFlQRV9VTlJFQUNIQUJMRV9DSEFOR0VEEAUykwcKDlNlc3Npb25TZXJ2aWNlElUKDExpc3RTZXNzaW9ucxIhLnN0YXJhZ2VudC52MS5MaXN0U2Vzc2lvbnNSZXF1ZXN0GiIuc3RhcmFnZW50LnYxLkxpc3RTZXNzaW9uc1Jlc3BvbnNlEk8KCkdldFNlc3Npb24SHy5zdGFyYWdlbnQudjEuR2V0U2Vzc2lvblJlcXVlc3QaIC5zdGFyYWdlbnQudjEuR2V0U2Vzc2lvblJlc3BvbnNlElgKDUNyZWF0ZVNlc3Npb24SIi5zdGFyYWdlbnQudjEuQ3JlYXRlU2Vzc2lvblJlcXVlc3QaIy5zdGFyYWdlbnQudjEuQ3JlYXRlU2Vzc2lvblJlc3BvbnNlElIKC1N0b3BTZXNzaW9uEiAuc3RhcmFnZW50LnYxLlN0b3BTZXNzaW9uUmVxdWVzdBohLnN0YXJhZ2VudC52MS5TdG9wU2Vzc2lvblJlc3BvbnNlEnAKFUxpc3RBZG9wdGFibGVTZXNzaW9ucxIqLnN0YXJhZ2VudC52MS5MaXN0QWRvcHRhYmxlU2Vzc2lvbnNSZXF1ZXN0Gisuc3RhcmFnZW50LnYxLkxpc3RBZG9wdGFibGVTZXNzaW9uc1Jlc3BvbnNlElUKDEFkb3B0U2Vzc2lvbhIhLnN0YXJhZ2VudC52MS5BZG9wdFNlc3Npb25SZXF1ZXN0GiIuc3RhcmFnZW50LnYxLkFkb3B0U2Vzc2lvblJlc3BvbnNlEl4KD01hcmtTZXNzaW9uU2VlbhIkLnN0YXJhZ2VudC52MS5NYXJrU2Vzc2lvblNlZW5SZXF1ZXN0GiUuc3RhcmFnZW50LnYxLk1hcmtTZXNzaW9uU2VlblJlc3BvbnNlEkYKB0dldENoYXQSHC5zdGFyYWdlbnQudjEuR2V0Q2hhdFJlcXVlc3QaHS5zdGFyYWdlbnQudjEuR2V0Q2hhdFJlc3BvbnNlEl4KD1NlbmRDaGF0TWVzc2FnZRIkLnN0YXJhZ2VudC52MS5TZW5kQ2hhdE1lc3NhZ2VSZXF1ZXN0GiUuc3RhcmFnZW50LnYxLlNlbmRDaGF0TWVzc2FnZVJlc3BvbnNlEloKDVdhdGNoU2Vzc2lvbnMSIi5zdGFyYWdlbnQudjEuV2F0Y2hTZXNzaW9uc1JlcXVlc3QaIy5zdGFyYWdlbnQudjEuV2F0Y2hTZXNzaW9uc1Jlc3BvbnNlMAFiBnByb3RvMw", [file_staragent_v1_session]);
+  fileDesc("CiJzdGFyYWdlbnQvdjEvc2Vzc2lvbl9zZXJ2aWNlLnByb3RvEgxzdGFyYWdlbnQudjEiXAoTTGlzdFNlc3Npb25zUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSDgoGZmlsdGVyGAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJIm0KFExpc3RTZXNzaW9uc1Jlc3BvbnNlEicKCHNlc3Npb25zGAEgAygLMhUuc3RhcmFnZW50LnYxLlNlc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhMKC3VucmVhY2hhYmxlGAMgAygJIiEKEUdldFNlc3Npb25SZXF1ZXN0EgwKBG5hbWUYASABKAkiPAoSR2V0U2Vzc2lvblJlc3BvbnNlEiYKB3Nlc3Npb24YASABKAsyFS5zdGFyYWdlbnQudjEuU2Vzc2lvbiKwAQoUQ3JlYXRlU2Vzc2lvblJlcXVlc3QSDgoGcGFyZW50GAEgASgJEhIKCnNlc3Npb25faWQYAiABKAkSCwoDY3dkGAMgASgJEg8KB2NvbW1hbmQYBCADKAkSLAoId29ya3RyZWUYBSABKAsyGi5zdGFyYWdlbnQudjEuV29ya3RyZWVTcGVjEigKBnJlc3VtZRgGIAEoCzIYLnN0YXJhZ2VudC52MS5SZXN1bWVTcGVjIkUKClJlc3VtZVNwZWMSHgoDY2xpGAEgASgOMhEuc3RhcmFnZW50LnYxLkNsaRIXCg9jb252ZXJzYXRpb25faWQYAiABKAkiPgoMV29ya3RyZWVTcGVjEg4KBmJyYW5jaBgBIAEoCRIQCghiYXNlX3JlZhgCIAEoCRIMCgRwYXRoGAMgASgJIj8KFUNyZWF0ZVNlc3Npb25SZXNwb25zZRImCgdzZXNzaW9uGAEgASgLMhUuc3RhcmFnZW50LnYxLlNlc3Npb24iSgoSU3RvcFNlc3Npb25SZXF1ZXN0EgwKBG5hbWUYASABKAkSDQoFZm9yY2UYAiABKAgSFwoPcmVtb3ZlX3dvcmt0cmVlGAMgASgIIhUKE1N0b3BTZXNzaW9uUmVzcG9uc2UiLgocTGlzdEFkb3B0YWJsZVNlc3Npb25zUmVxdWVzdBIOCgZwYXJlbnQYASABKAkicAodTGlzdEFkb3B0YWJsZVNlc3Npb25zUmVzcG9uc2USOgoSYWRvcHRhYmxlX3Nlc3Npb25zGAEgAygLMh4uc3RhcmFnZW50LnYxLkFkb3B0YWJsZVNlc3Npb24SEwoLdW5yZWFjaGFibGUYAiADKAkiIwoTQWRvcHRTZXNzaW9uUmVxdWVzdBIMCgRuYW1lGAEgASgJIj4KFEFkb3B0U2Vzc2lvblJlc3BvbnNlEiYKB3Nlc3Npb24YASABKAsyFS5zdGFyYWdlbnQudjEuU2Vzc2lvbiI9ChZNYXJrU2Vzc2lvblNlZW5SZXF1ZXN0EgwKBG5hbWUYASABKAkSFQoNY29tcGxldGlvbl9pZBgCIAEoCSJBChdNYXJrU2Vzc2lvblNlZW5SZXNwb25zZRImCgdzZXNzaW9uGAEgASgLMhUuc3RhcmFnZW50LnYxLlNlc3Npb24iaAoOR2V0Q2hhdFJlcXVlc3QSDAoEbmFtZRgBIAEoCRIOCgZjdXJzb3IYAiABKAkSFQoNaGlzdG9yeV9saW5lcxgDIAEoBRIRCglwYWdlX3NpemUYBCABKAUSDgoGYmVmb3JlGAUgASgJItcBCg9HZXRDaGF0UmVzcG9uc2USKwoIbWVzc2FnZXMYASADKAsyGS5zdGFyYWdlbnQudjEuQ2hhdE1lc3NhZ2USEwoLbmV4dF9jdXJzb3IYAiABKAkSDQoFcmVzZXQYAyABKAgSEAoIcmV2aXNpb24YBCABKAkSHgoDY2xpGAUgASgOMhEuc3RhcmFnZW50LnYxLkNsaRIQCghoYXNfbW9yZRgGIAEoCBIYChBvbGRlcl9wYWdlX3Rva2VuGAcgASgJEhUKDXNvdXJjZV9kZXRhaWwYCCABKAkiNAoWU2VuZENoYXRNZXNzYWdlUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBHRleHQYAiABKAkiSQoXU2VuZENoYXRNZXNzYWdlUmVzcG9uc2USEQoJY29uZmlybWVkGAEgASgIEhsKE2NvbmZpcm1hdGlvbl9kZXRhaWwYAiABKAkiJgoUV2F0Y2hTZXNzaW9uc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJIpgBChVXYXRjaFNlc3Npb25zUmVzcG9uc2USKgoEdHlwZRgBIAEoDjIcLnN0YXJhZ2VudC52MS5XYXRjaEV2ZW50VHlwZRInCghzZXNzaW9ucxgCIAMoCzIVLnN0YXJhZ2VudC52MS5TZXNzaW9uEhUKDXJlbW92ZWRfbmFtZXMYAyADKAkSEwoLdW5yZWFjaGFibGUYBCADKAkifQoNUXVldWVkTWVzc2FnZRIKCgJpZBgBIAEoCRIMCgR0ZXh0GAIgASgJEi8KC2NyZWF0ZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZ0eXBpbmcYBCABKAgSEQoJdW5jZXJ0YWluGAUgASgIIjUKF1F1ZXVlQ2hhdE1lc3NhZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSDAoEdGV4dBgCIAEoCSJIChhRdWV1ZUNoYXRNZXNzYWdlUmVzcG9uc2USLAoHbWVzc2FnZRgBIAEoCzIbLnN0YXJhZ2VudC52MS5RdWV1ZWRNZXNzYWdlIikKGUxpc3RRdWV1ZWRNZXNzYWdlc1JlcXVlc3QSDAoEbmFtZRgBIAEoCSJLChpMaXN0UXVldWVkTWVzc2FnZXNSZXNwb25zZRItCghtZXNzYWdlcxgBIAMoCzIbLnN0YXJhZ2VudC52MS5RdWV1ZWRNZXNzYWdlIjYKGkNhbmNlbFF1ZXVlZE1lc3NhZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSCgoCaWQYAiABKAkiHQobQ2FuY2VsUXVldWVkTWVzc2FnZVJlc3BvbnNlIk8KCURpcmVjdG9yeRIMCgRuYW1lGAEgASgJEgwKBHBhdGgYAiABKAkSFgoOZ2l0X3JlcG9zaXRvcnkYAyABKAgSDgoGYnJhbmNoGAQgASgJInIKFkxpc3REaXJlY3Rvcmllc1JlcXVlc3QSDgoGcGFyZW50GAEgASgJEgwKBHBhdGgYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEwoLc2hvd19oaWRkZW4YBSABKAgioQEKF0xpc3REaXJlY3Rvcmllc1Jlc3BvbnNlEioKCWRpcmVjdG9yeRgBIAEoCzIXLnN0YXJhZ2VudC52MS5EaXJlY3RvcnkSLAoLZGlyZWN0b3JpZXMYAiADKAsyFy5zdGFyYWdlbnQudjEuRGlyZWN0b3J5EhcKD25leHRfcGFnZV90b2tlbhgDIAEoCRITCgtwYXJlbnRfcGF0aBgEIAEoCSI2ChZDcmVhdGVEaXJlY3RvcnlSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRIMCgRwYXRoGAIgASgJIkUKF0NyZWF0ZURpcmVjdG9yeVJlc3BvbnNlEioKCWRpcmVjdG9yeRgBIAEoCzIXLnN0YXJhZ2VudC52MS5EaXJlY3Rvcnki6gEKDENvbnZlcnNhdGlvbhIKCgJpZBgBIAEoCRIeCgNjbGkYAiABKA4yES5zdGFyYWdlbnQudjEuQ2xpEgsKA2N3ZBgDIAEoCRIUCgxmaXJzdF9wcm9tcHQYBCABKAkSEwoLbGFzdF9wcm9tcHQYBSABKAkSLwoLdXBkYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCnR1cm5fY291bnQYByABKAUSGAoQdHVybl9jb3VudF9leGFjdBgIIAEoCBIXCg9vcGVuX2luX3Nlc3Npb24YCSABKAkifgoYTGlzdENvbnZlcnNhdGlvbnNSZXF1ZXN0Eg4KBnBhcmVudBgBIAEoCRILCgNjd2QYAiABKAkSHgoDY2xpGAMgASgOMhEuc3RhcmFnZW50LnYxLkNsaRIRCglwYWdlX3NpemUYBCABKAUSEgoKcGFnZV90b2tlbhgFIAEoCSJnChlMaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlEjEKDWNvbnZlcnNhdGlvbnMYASADKAsyGi5zdGFyYWdlbnQudjEuQ29udmVyc2F0aW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJZChNBbnN3ZXJQcm9tcHRSZXF1ZXN0EgwKBG5hbWUYASABKAkSEwoLZmluZ2VycHJpbnQYAiABKAkSEQoJY2hvaWNlX2lkGAMgASgJEgwKBHRleHQYBCABKAkiWAoUQW5zd2VyUHJvbXB0UmVzcG9uc2USMAoLbmV4dF9wcm9tcHQYASABKAsyGy5zdGFyYWdlbnQudjEuUGVuZGluZ1Byb21wdBIOCgZkZXRhaWwYAiABKAkiJwoXSW50ZXJydXB0U2Vzc2lvblJlcXVlc3QSDAoEbmFtZRgBIAEoCSIqChhJbnRlcnJ1cHRTZXNzaW9uUmVzcG9uc2USDgoGZGV0YWlsGAEgASgJKtgBCg5XYXRjaEV2ZW50VHlwZRIgChxXQVRDSF9FVkVOVF9UWVBFX1VOU1BFQ0lGSUVEEAASHQoZV0FUQ0hfRVZFTlRfVFlQRV9TTkFQU0hPVBABEh0KGVdBVENIX0VWRU5UX1RZUEVfVVBTRVJURUQQAhIcChhXQVRDSF9FVkVOVF9UWVBFX1JFTU9WRUQQAxIeChpXQVRDSF9FVkVOVF9UWVBFX0hFQVJUQkVBVBAEEigKJFdBVENIX0VWRU5UX1RZUEVfVU5SRUFDSEFCTEVfQ0hBTkdFRBAFMqsNCg5TZXNzaW9uU2VydmljZRJVCgxMaXN0U2Vzc2lvbnMSIS5zdGFyYWdlbnQudjEuTGlzdFNlc3Npb25zUmVxdWVzdBoiLnN0YXJhZ2VudC52MS5MaXN0U2Vzc2lvbnNSZXNwb25zZRJPCgpHZXRTZXNzaW9uEh8uc3RhcmFnZW50LnYxLkdldFNlc3Npb25SZXF1ZXN0GiAuc3RhcmFnZW50LnYxLkdldFNlc3Npb25SZXNwb25zZRJYCg1DcmVhdGVTZXNzaW9uEiIuc3RhcmFnZW50LnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiMuc3RhcmFnZW50LnYxLkNyZWF0ZVNlc3Npb25SZXNwb25zZRJSCgtTdG9wU2Vzc2lvbhIgLnN0YXJhZ2VudC52MS5TdG9wU2Vzc2lvblJlcXVlc3QaIS5zdGFyYWdlbnQudjEuU3RvcFNlc3Npb25SZXNwb25zZRJwChVMaXN0QWRvcHRhYmxlU2Vzc2lvbnMSKi5zdGFyYWdlbnQudjEuTGlzdEFkb3B0YWJsZVNlc3Npb25zUmVxdWVzdBorLnN0YXJhZ2VudC52MS5MaXN0QWRvcHRhYmxlU2Vzc2lvbnNSZXNwb25zZRJVCgxBZG9wdFNlc3Npb24SIS5zdGFyYWdlbnQudjEuQWRvcHRTZXNzaW9uUmVxdWVzdBoiLnN0YXJhZ2VudC52MS5BZG9wdFNlc3Npb25SZXNwb25zZRJeCg9NYXJrU2Vzc2lvblNlZW4SJC5zdGFyYWdlbnQudjEuTWFya1Nlc3Npb25TZWVuUmVxdWVzdBolLnN0YXJhZ2VudC52MS5NYXJrU2Vzc2lvblNlZW5SZXNwb25zZRJGCgdHZXRDaGF0Ehwuc3RhcmFnZW50LnYxLkdldENoYXRSZXF1ZXN0Gh0uc3RhcmFnZW50LnYxLkdldENoYXRSZXNwb25zZRJeCg9TZW5kQ2hhdE1lc3NhZ2USJC5zdGFyYWdlbnQudjEuU2VuZENoYXRNZXNzYWdlUmVxdWVzdBolLnN0YXJhZ2VudC52MS5TZW5kQ2hhdE1lc3NhZ2VSZXNwb25zZRJaCg1XYXRjaFNlc3Npb25zEiIuc3RhcmFnZW50LnYxLldhdGNoU2Vzc2lvbnNSZXF1ZXN0GiMuc3RhcmFnZW50LnYxLldhdGNoU2Vzc2lvbnNSZXNwb25zZTABEmEKEFF1ZXVlQ2hhdE1lc3NhZ2USJS5zdGFyYWdlbnQudjEuUXVldWVDaGF0TWVzc2FnZVJlcXVlc3QaJi5zdGFyYWdlbnQudjEuUXVldWVDaGF0TWVzc2FnZVJlc3BvbnNlEmcKEkxpc3RRdWV1ZWRNZXNzYWdlcxInLnN0YXJhZ2VudC52MS5MaXN0UXVldWVkTWVzc2FnZXNSZXF1ZXN0Giguc3RhcmFnZW50LnYxLkxpc3RRdWV1ZWRNZXNzYWdlc1Jlc3BvbnNlEmoKE0NhbmNlbFF1ZXVlZE1lc3NhZ2USKC5zdGFyYWdlbnQudjEuQ2FuY2VsUXVldWVkTWVzc2FnZVJlcXVlc3QaKS5zdGFyYWdlbnQudjEuQ2FuY2VsUXVldWVkTWVzc2FnZVJlc3BvbnNlEl4KD0xpc3REaXJlY3RvcmllcxIkLnN0YXJhZ2VudC52MS5MaXN0RGlyZWN0b3JpZXNSZXF1ZXN0GiUuc3RhcmFnZW50LnYxLkxpc3REaXJlY3Rvcmllc1Jlc3BvbnNlEl4KD0NyZWF0ZURpcmVjdG9yeRIkLnN0YXJhZ2VudC52MS5DcmVhdGVEaXJlY3RvcnlSZXF1ZXN0GiUuc3RhcmFnZW50LnYxLkNyZWF0ZURpcmVjdG9yeVJlc3BvbnNlEmQKEUxpc3RDb252ZXJzYXRpb25zEiYuc3RhcmFnZW50LnYxLkxpc3RDb252ZXJzYXRpb25zUmVxdWVzdBonLnN0YXJhZ2VudC52MS5MaXN0Q29udmVyc2F0aW9uc1Jlc3BvbnNlElUKDEFuc3dlclByb21wdBIhLnN0YXJhZ2VudC52MS5BbnN3ZXJQcm9tcHRSZXF1ZXN0GiIuc3RhcmFnZW50LnYxLkFuc3dlclByb21wdFJlc3BvbnNlEmEKEEludGVycnVwdFNlc3Npb24SJS5zdGFyYWdlbnQudjEuSW50ZXJydXB0U2Vzc2lvblJlcXVlc3QaJi5zdGFyYWdlbnQudjEuSW50ZXJydXB0U2Vzc2lvblJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_staragent_v1_session]);
 
 /**
  * Request for ListSessions.
@@ -156,7 +158,8 @@ export type CreateSessionRequest = Message<"staragent.v1.CreateSessionRequest"> 
   sessionId: string;
 
   /**
-   * Absolute path of an existing directory to start in.
+   * Absolute path of an existing directory to start in; `~` and `~/x` stand
+   * for the home folder of the machine that owns the session.
    *
    * @generated from field: string cwd = 3;
    */
@@ -170,6 +173,32 @@ export type CreateSessionRequest = Message<"staragent.v1.CreateSessionRequest"> 
    * @generated from field: repeated string command = 4;
    */
   command: string[];
+
+  /**
+   * Start the session on a new git worktree of the repository `cwd` is in:
+   * the node runs `git worktree add -b BRANCH PATH BASE`, then starts the
+   * session there (in the same subfolder `cwd` names, when it names one).
+   * ALREADY_EXISTS when the branch or the path exists; FAILED_PRECONDITION
+   * when `cwd` is not in a git repository, the base cannot be resolved, or the
+   * path is inside another worktree; INVALID_ARGUMENT for a branch name git
+   * does not allow.
+   *
+   * @generated from field: staragent.v1.WorktreeSpec worktree = 5;
+   */
+  worktree?: WorktreeSpec | undefined;
+
+  /**
+   * Start the CLI resuming a past conversation (ListConversations): the node
+   * appends the CLI's own resume arguments (`claude --resume ID`, `codex
+   * resume ID`, `opencode --session ID`) to `command`, or runs the CLI's
+   * program with them when
+   * `command` is empty. NOT_FOUND when that CLI has no conversation of that id
+   * on the node; INVALID_ARGUMENT for a CLI that cannot resume or a malformed
+   * id.
+   *
+   * @generated from field: staragent.v1.ResumeSpec resume = 6;
+   */
+  resume?: ResumeSpec | undefined;
 };
 
 /**
@@ -178,6 +207,72 @@ export type CreateSessionRequest = Message<"staragent.v1.CreateSessionRequest"> 
  */
 export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@__PURE__*/
   messageDesc(file_staragent_v1_session_service, 4);
+
+/**
+ * A past conversation to resume (CreateSessionRequest.resume).
+ *
+ * @generated from message staragent.v1.ResumeSpec
+ */
+export type ResumeSpec = Message<"staragent.v1.ResumeSpec"> & {
+  /**
+   * The CLI whose conversation it is.
+   *
+   * @generated from field: staragent.v1.Cli cli = 1;
+   */
+  cli: Cli;
+
+  /**
+   * `Conversation.id`.
+   *
+   * @generated from field: string conversation_id = 2;
+   */
+  conversationId: string;
+};
+
+/**
+ * Describes the message staragent.v1.ResumeSpec.
+ * Use `create(ResumeSpecSchema)` to create a new message.
+ */
+export const ResumeSpecSchema: GenMessage<ResumeSpec> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 5);
+
+/**
+ * A git worktree to create a session on (CreateSessionRequest.worktree).
+ *
+ * @generated from message staragent.v1.WorktreeSpec
+ */
+export type WorktreeSpec = Message<"staragent.v1.WorktreeSpec"> & {
+  /**
+   * The new branch, e.g. `fix-login`; it must not exist yet.
+   *
+   * @generated from field: string branch = 1;
+   */
+  branch: string;
+
+  /**
+   * What the branch starts from (a branch, tag or commit). Empty means the
+   * repository's current HEAD.
+   *
+   * @generated from field: string base_ref = 2;
+   */
+  baseRef: string;
+
+  /**
+   * Absolute path of the worktree's folder, which must not exist. Empty means
+   * a sibling of the repository's top folder named after it and the branch
+   * (`/src/app` and `fix/login` give `/src/app-fix-login`).
+   *
+   * @generated from field: string path = 3;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message staragent.v1.WorktreeSpec.
+ * Use `create(WorktreeSpecSchema)` to create a new message.
+ */
+export const WorktreeSpecSchema: GenMessage<WorktreeSpec> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 6);
 
 /**
  * Response for CreateSession.
@@ -198,7 +293,7 @@ export type CreateSessionResponse = Message<"staragent.v1.CreateSessionResponse"
  * Use `create(CreateSessionResponseSchema)` to create a new message.
  */
 export const CreateSessionResponseSchema: GenMessage<CreateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 5);
+  messageDesc(file_staragent_v1_session_service, 7);
 
 /**
  * Request for StopSession.
@@ -219,6 +314,17 @@ export type StopSessionRequest = Message<"staragent.v1.StopSessionRequest"> & {
    * @generated from field: bool force = 2;
    */
   force: boolean;
+
+  /**
+   * Also remove the git worktree StarAgent made for the session (never its
+   * branch). Refused with FAILED_PRECONDITION, before anything is stopped,
+   * when the worktree has uncommitted changes or untracked files, or commits
+   * that are on no other branch, saying what would be lost; also when the
+   * session has no worktree made by StarAgent.
+   *
+   * @generated from field: bool remove_worktree = 3;
+   */
+  removeWorktree: boolean;
 };
 
 /**
@@ -226,7 +332,7 @@ export type StopSessionRequest = Message<"staragent.v1.StopSessionRequest"> & {
  * Use `create(StopSessionRequestSchema)` to create a new message.
  */
 export const StopSessionRequestSchema: GenMessage<StopSessionRequest> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 6);
+  messageDesc(file_staragent_v1_session_service, 8);
 
 /**
  * Response for StopSession.
@@ -241,7 +347,7 @@ export type StopSessionResponse = Message<"staragent.v1.StopSessionResponse"> & 
  * Use `create(StopSessionResponseSchema)` to create a new message.
  */
 export const StopSessionResponseSchema: GenMessage<StopSessionResponse> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 7);
+  messageDesc(file_staragent_v1_session_service, 9);
 
 /**
  * Request for ListAdoptableSessions.
@@ -262,7 +368,7 @@ export type ListAdoptableSessionsRequest = Message<"staragent.v1.ListAdoptableSe
  * Use `create(ListAdoptableSessionsRequestSchema)` to create a new message.
  */
 export const ListAdoptableSessionsRequestSchema: GenMessage<ListAdoptableSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 8);
+  messageDesc(file_staragent_v1_session_service, 10);
 
 /**
  * Response for ListAdoptableSessions.
@@ -290,7 +396,7 @@ export type ListAdoptableSessionsResponse = Message<"staragent.v1.ListAdoptableS
  * Use `create(ListAdoptableSessionsResponseSchema)` to create a new message.
  */
 export const ListAdoptableSessionsResponseSchema: GenMessage<ListAdoptableSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 9);
+  messageDesc(file_staragent_v1_session_service, 11);
 
 /**
  * Request for AdoptSession.
@@ -311,7 +417,7 @@ export type AdoptSessionRequest = Message<"staragent.v1.AdoptSessionRequest"> & 
  * Use `create(AdoptSessionRequestSchema)` to create a new message.
  */
 export const AdoptSessionRequestSchema: GenMessage<AdoptSessionRequest> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 10);
+  messageDesc(file_staragent_v1_session_service, 12);
 
 /**
  * Response for AdoptSession.
@@ -332,7 +438,7 @@ export type AdoptSessionResponse = Message<"staragent.v1.AdoptSessionResponse"> 
  * Use `create(AdoptSessionResponseSchema)` to create a new message.
  */
 export const AdoptSessionResponseSchema: GenMessage<AdoptSessionResponse> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 11);
+  messageDesc(file_staragent_v1_session_service, 13);
 
 /**
  * Request for MarkSessionSeen.
@@ -361,7 +467,7 @@ export type MarkSessionSeenRequest = Message<"staragent.v1.MarkSessionSeenReques
  * Use `create(MarkSessionSeenRequestSchema)` to create a new message.
  */
 export const MarkSessionSeenRequestSchema: GenMessage<MarkSessionSeenRequest> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 12);
+  messageDesc(file_staragent_v1_session_service, 14);
 
 /**
  * Response for MarkSessionSeen.
@@ -382,7 +488,7 @@ export type MarkSessionSeenResponse = Message<"staragent.v1.MarkSessionSeenRespo
  * Use `create(MarkSessionSeenResponseSchema)` to create a new message.
  */
 export const MarkSessionSeenResponseSchema: GenMessage<MarkSessionSeenResponse> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 13);
+  messageDesc(file_staragent_v1_session_service, 15);
 
 /**
  * Request for GetChat.
@@ -438,7 +544,7 @@ export type GetChatRequest = Message<"staragent.v1.GetChatRequest"> & {
  * Use `create(GetChatRequestSchema)` to create a new message.
  */
 export const GetChatRequestSchema: GenMessage<GetChatRequest> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 14);
+  messageDesc(file_staragent_v1_session_service, 16);
 
 /**
  * Response for GetChat.
@@ -523,7 +629,7 @@ export type GetChatResponse = Message<"staragent.v1.GetChatResponse"> & {
  * Use `create(GetChatResponseSchema)` to create a new message.
  */
 export const GetChatResponseSchema: GenMessage<GetChatResponse> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 15);
+  messageDesc(file_staragent_v1_session_service, 17);
 
 /**
  * Request for SendChatMessage.
@@ -552,7 +658,7 @@ export type SendChatMessageRequest = Message<"staragent.v1.SendChatMessageReques
  * Use `create(SendChatMessageRequestSchema)` to create a new message.
  */
 export const SendChatMessageRequestSchema: GenMessage<SendChatMessageRequest> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 16);
+  messageDesc(file_staragent_v1_session_service, 18);
 
 /**
  * Response for SendChatMessage.
@@ -561,7 +667,9 @@ export const SendChatMessageRequestSchema: GenMessage<SendChatMessageRequest> = 
  */
 export type SendChatMessageResponse = Message<"staragent.v1.SendChatMessageResponse"> & {
   /**
-   * True when the CLI's native log shows the new user turn.
+   * True when the CLI's native log shows the new user turn, or when the CLI
+   * exited after the message was typed (a command that ends the agent, such
+   * as `/exit`: its exit is its answer).
    *
    * @generated from field: bool confirmed = 1;
    */
@@ -581,7 +689,7 @@ export type SendChatMessageResponse = Message<"staragent.v1.SendChatMessageRespo
  * Use `create(SendChatMessageResponseSchema)` to create a new message.
  */
 export const SendChatMessageResponseSchema: GenMessage<SendChatMessageResponse> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 17);
+  messageDesc(file_staragent_v1_session_service, 19);
 
 /**
  * Request for WatchSessions.
@@ -602,7 +710,7 @@ export type WatchSessionsRequest = Message<"staragent.v1.WatchSessionsRequest"> 
  * Use `create(WatchSessionsRequestSchema)` to create a new message.
  */
 export const WatchSessionsRequestSchema: GenMessage<WatchSessionsRequest> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 18);
+  messageDesc(file_staragent_v1_session_service, 20);
 
 /**
  * One event of WatchSessions.
@@ -645,7 +753,649 @@ export type WatchSessionsResponse = Message<"staragent.v1.WatchSessionsResponse"
  * Use `create(WatchSessionsResponseSchema)` to create a new message.
  */
 export const WatchSessionsResponseSchema: GenMessage<WatchSessionsResponse> = /*@__PURE__*/
-  messageDesc(file_staragent_v1_session_service, 19);
+  messageDesc(file_staragent_v1_session_service, 21);
+
+/**
+ * A message waiting to be typed into a session (QueueChatMessage).
+ *
+ * @generated from message staragent.v1.QueuedMessage
+ */
+export type QueuedMessage = Message<"staragent.v1.QueuedMessage"> & {
+  /**
+   * Identifies the message within its session, for CancelQueuedMessage.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The text, as it will be typed.
+   *
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * When it was queued.
+   *
+   * @generated from field: google.protobuf.Timestamp create_time = 3;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * True while it is being typed (it can no longer be cancelled).
+   *
+   * @generated from field: bool typing = 4;
+   */
+  typing: boolean;
+
+  /**
+   * True when the node stopped while typing it: it may or may not have
+   * arrived. It is never typed again by itself; check the chat, then cancel
+   * it.
+   *
+   * @generated from field: bool uncertain = 5;
+   */
+  uncertain: boolean;
+};
+
+/**
+ * Describes the message staragent.v1.QueuedMessage.
+ * Use `create(QueuedMessageSchema)` to create a new message.
+ */
+export const QueuedMessageSchema: GenMessage<QueuedMessage> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 22);
+
+/**
+ * Request for QueueChatMessage.
+ *
+ * @generated from message staragent.v1.QueueChatMessageRequest
+ */
+export type QueueChatMessageRequest = Message<"staragent.v1.QueueChatMessageRequest"> & {
+  /**
+   * `nodes/{node}/sessions/{session}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The message, 1 to 16384 bytes of UTF-8, as for SendChatMessage.
+   *
+   * @generated from field: string text = 2;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message staragent.v1.QueueChatMessageRequest.
+ * Use `create(QueueChatMessageRequestSchema)` to create a new message.
+ */
+export const QueueChatMessageRequestSchema: GenMessage<QueueChatMessageRequest> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 23);
+
+/**
+ * Response for QueueChatMessage.
+ *
+ * @generated from message staragent.v1.QueueChatMessageResponse
+ */
+export type QueueChatMessageResponse = Message<"staragent.v1.QueueChatMessageResponse"> & {
+  /**
+   * The queued message.
+   *
+   * @generated from field: staragent.v1.QueuedMessage message = 1;
+   */
+  message?: QueuedMessage | undefined;
+};
+
+/**
+ * Describes the message staragent.v1.QueueChatMessageResponse.
+ * Use `create(QueueChatMessageResponseSchema)` to create a new message.
+ */
+export const QueueChatMessageResponseSchema: GenMessage<QueueChatMessageResponse> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 24);
+
+/**
+ * Request for ListQueuedMessages.
+ *
+ * @generated from message staragent.v1.ListQueuedMessagesRequest
+ */
+export type ListQueuedMessagesRequest = Message<"staragent.v1.ListQueuedMessagesRequest"> & {
+  /**
+   * `nodes/{node}/sessions/{session}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message staragent.v1.ListQueuedMessagesRequest.
+ * Use `create(ListQueuedMessagesRequestSchema)` to create a new message.
+ */
+export const ListQueuedMessagesRequestSchema: GenMessage<ListQueuedMessagesRequest> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 25);
+
+/**
+ * Response for ListQueuedMessages.
+ *
+ * @generated from message staragent.v1.ListQueuedMessagesResponse
+ */
+export type ListQueuedMessagesResponse = Message<"staragent.v1.ListQueuedMessagesResponse"> & {
+  /**
+   * The messages not typed yet, oldest first.
+   *
+   * @generated from field: repeated staragent.v1.QueuedMessage messages = 1;
+   */
+  messages: QueuedMessage[];
+};
+
+/**
+ * Describes the message staragent.v1.ListQueuedMessagesResponse.
+ * Use `create(ListQueuedMessagesResponseSchema)` to create a new message.
+ */
+export const ListQueuedMessagesResponseSchema: GenMessage<ListQueuedMessagesResponse> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 26);
+
+/**
+ * Request for CancelQueuedMessage.
+ *
+ * @generated from message staragent.v1.CancelQueuedMessageRequest
+ */
+export type CancelQueuedMessageRequest = Message<"staragent.v1.CancelQueuedMessageRequest"> & {
+  /**
+   * `nodes/{node}/sessions/{session}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * `QueuedMessage.id`.
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message staragent.v1.CancelQueuedMessageRequest.
+ * Use `create(CancelQueuedMessageRequestSchema)` to create a new message.
+ */
+export const CancelQueuedMessageRequestSchema: GenMessage<CancelQueuedMessageRequest> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 27);
+
+/**
+ * Response for CancelQueuedMessage.
+ *
+ * @generated from message staragent.v1.CancelQueuedMessageResponse
+ */
+export type CancelQueuedMessageResponse = Message<"staragent.v1.CancelQueuedMessageResponse"> & {
+};
+
+/**
+ * Describes the message staragent.v1.CancelQueuedMessageResponse.
+ * Use `create(CancelQueuedMessageResponseSchema)` to create a new message.
+ */
+export const CancelQueuedMessageResponseSchema: GenMessage<CancelQueuedMessageResponse> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 28);
+
+/**
+ * A folder on a node (ListDirectories, CreateDirectory).
+ *
+ * @generated from message staragent.v1.Directory
+ */
+export type Directory = Message<"staragent.v1.Directory"> & {
+  /**
+   * Its name (the last part of `path`).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Its absolute path on the node.
+   *
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * True when it is the top of a git repository or worktree (it has `.git`).
+   *
+   * @generated from field: bool git_repository = 3;
+   */
+  gitRepository: boolean;
+
+  /**
+   * The repository's current branch, when `git_repository` and a branch is
+   * checked out (empty on a detached HEAD).
+   *
+   * @generated from field: string branch = 4;
+   */
+  branch: string;
+};
+
+/**
+ * Describes the message staragent.v1.Directory.
+ * Use `create(DirectorySchema)` to create a new message.
+ */
+export const DirectorySchema: GenMessage<Directory> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 29);
+
+/**
+ * Request for ListDirectories.
+ *
+ * @generated from message staragent.v1.ListDirectoriesRequest
+ */
+export type ListDirectoriesRequest = Message<"staragent.v1.ListDirectoriesRequest"> & {
+  /**
+   * The node: `nodes/{node}`. Empty means the Hub's own machine.
+   *
+   * @generated from field: string parent = 1;
+   */
+  parent: string;
+
+  /**
+   * Absolute path of the folder to list. Empty means the node user's home
+   * folder.
+   *
+   * @generated from field: string path = 2;
+   */
+  path: string;
+
+  /**
+   * Maximum number of folders to return, 1 to 1000; 0 means 500.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of an earlier call with the same parent and path.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+
+  /**
+   * List hidden folders (names starting with `.`) too.
+   *
+   * @generated from field: bool show_hidden = 5;
+   */
+  showHidden: boolean;
+};
+
+/**
+ * Describes the message staragent.v1.ListDirectoriesRequest.
+ * Use `create(ListDirectoriesRequestSchema)` to create a new message.
+ */
+export const ListDirectoriesRequestSchema: GenMessage<ListDirectoriesRequest> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 30);
+
+/**
+ * Response for ListDirectories.
+ *
+ * @generated from message staragent.v1.ListDirectoriesResponse
+ */
+export type ListDirectoriesResponse = Message<"staragent.v1.ListDirectoriesResponse"> & {
+  /**
+   * The folder that was listed (the home folder when the request said none),
+   * with its git facts.
+   *
+   * @generated from field: staragent.v1.Directory directory = 1;
+   */
+  directory?: Directory | undefined;
+
+  /**
+   * Its folders, ordered by name.
+   *
+   * @generated from field: repeated staragent.v1.Directory directories = 2;
+   */
+  directories: Directory[];
+
+  /**
+   * Pass as `page_token` for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 3;
+   */
+  nextPageToken: string;
+
+  /**
+   * The folder above `directory`, empty at the root: for "go up".
+   *
+   * @generated from field: string parent_path = 4;
+   */
+  parentPath: string;
+};
+
+/**
+ * Describes the message staragent.v1.ListDirectoriesResponse.
+ * Use `create(ListDirectoriesResponseSchema)` to create a new message.
+ */
+export const ListDirectoriesResponseSchema: GenMessage<ListDirectoriesResponse> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 31);
+
+/**
+ * Request for CreateDirectory.
+ *
+ * @generated from message staragent.v1.CreateDirectoryRequest
+ */
+export type CreateDirectoryRequest = Message<"staragent.v1.CreateDirectoryRequest"> & {
+  /**
+   * The node: `nodes/{node}`. Empty means the Hub's own machine.
+   *
+   * @generated from field: string parent = 1;
+   */
+  parent: string;
+
+  /**
+   * Absolute path of the folder to make; its parent must exist.
+   *
+   * @generated from field: string path = 2;
+   */
+  path: string;
+};
+
+/**
+ * Describes the message staragent.v1.CreateDirectoryRequest.
+ * Use `create(CreateDirectoryRequestSchema)` to create a new message.
+ */
+export const CreateDirectoryRequestSchema: GenMessage<CreateDirectoryRequest> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 32);
+
+/**
+ * Response for CreateDirectory.
+ *
+ * @generated from message staragent.v1.CreateDirectoryResponse
+ */
+export type CreateDirectoryResponse = Message<"staragent.v1.CreateDirectoryResponse"> & {
+  /**
+   * The new folder.
+   *
+   * @generated from field: staragent.v1.Directory directory = 1;
+   */
+  directory?: Directory | undefined;
+};
+
+/**
+ * Describes the message staragent.v1.CreateDirectoryResponse.
+ * Use `create(CreateDirectoryResponseSchema)` to create a new message.
+ */
+export const CreateDirectoryResponseSchema: GenMessage<CreateDirectoryResponse> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 33);
+
+/**
+ * A past conversation found in a CLI's native logs (ListConversations).
+ *
+ * @generated from message staragent.v1.Conversation
+ */
+export type Conversation = Message<"staragent.v1.Conversation"> & {
+  /**
+   * The id the CLI resumes it by (Claude Code's session id, Codex's thread
+   * id, opencode's session id).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The CLI it belongs to.
+   *
+   * @generated from field: staragent.v1.Cli cli = 2;
+   */
+  cli: Cli;
+
+  /**
+   * The folder it ran in, as the log says.
+   *
+   * @generated from field: string cwd = 3;
+   */
+  cwd: string;
+
+  /**
+   * Its first prompt, on one line and at most 200 characters.
+   *
+   * @generated from field: string first_prompt = 4;
+   */
+  firstPrompt: string;
+
+  /**
+   * Its newest prompt, likewise.
+   *
+   * @generated from field: string last_prompt = 5;
+   */
+  lastPrompt: string;
+
+  /**
+   * When its log was last written.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 6;
+   */
+  updateTime?: Timestamp | undefined;
+
+  /**
+   * Its prompts (turns). Exact when `turn_count_exact`; for a log too large to
+   * read whole (over 4 MiB), the prompts in its first and last part.
+   *
+   * @generated from field: int32 turn_count = 7;
+   */
+  turnCount: number;
+
+  /**
+   * See `turn_count`.
+   *
+   * @generated from field: bool turn_count_exact = 8;
+   */
+  turnCountExact: boolean;
+
+  /**
+   * The resource name of a live session whose CLI has this conversation open
+   * now; empty when none.
+   *
+   * @generated from field: string open_in_session = 9;
+   */
+  openInSession: string;
+};
+
+/**
+ * Describes the message staragent.v1.Conversation.
+ * Use `create(ConversationSchema)` to create a new message.
+ */
+export const ConversationSchema: GenMessage<Conversation> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 34);
+
+/**
+ * Request for ListConversations.
+ *
+ * @generated from message staragent.v1.ListConversationsRequest
+ */
+export type ListConversationsRequest = Message<"staragent.v1.ListConversationsRequest"> & {
+  /**
+   * The node: `nodes/{node}`. Empty means the Hub's own machine.
+   *
+   * @generated from field: string parent = 1;
+   */
+  parent: string;
+
+  /**
+   * Only conversations that ran in this folder (an absolute path); empty
+   * means every folder.
+   *
+   * @generated from field: string cwd = 2;
+   */
+  cwd: string;
+
+  /**
+   * Only this CLI's conversations; UNSPECIFIED means every CLI that keeps
+   * them.
+   *
+   * @generated from field: staragent.v1.Cli cli = 3;
+   */
+  cli: Cli;
+
+  /**
+   * Maximum number of conversations to return, 1 to 1000; 0 means 50.
+   *
+   * @generated from field: int32 page_size = 4;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of an earlier call with the same parent, cwd and cli.
+   *
+   * @generated from field: string page_token = 5;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message staragent.v1.ListConversationsRequest.
+ * Use `create(ListConversationsRequestSchema)` to create a new message.
+ */
+export const ListConversationsRequestSchema: GenMessage<ListConversationsRequest> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 35);
+
+/**
+ * Response for ListConversations.
+ *
+ * @generated from message staragent.v1.ListConversationsResponse
+ */
+export type ListConversationsResponse = Message<"staragent.v1.ListConversationsResponse"> & {
+  /**
+   * The conversations, newest first.
+   *
+   * @generated from field: repeated staragent.v1.Conversation conversations = 1;
+   */
+  conversations: Conversation[];
+
+  /**
+   * Pass as `page_token` for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message staragent.v1.ListConversationsResponse.
+ * Use `create(ListConversationsResponseSchema)` to create a new message.
+ */
+export const ListConversationsResponseSchema: GenMessage<ListConversationsResponse> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 36);
+
+/**
+ * Request for AnswerPrompt.
+ *
+ * @generated from message staragent.v1.AnswerPromptRequest
+ */
+export type AnswerPromptRequest = Message<"staragent.v1.AnswerPromptRequest"> & {
+  /**
+   * `nodes/{node}/sessions/{session}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * The `pending_prompt.fingerprint` the person saw.
+   *
+   * @generated from field: string fingerprint = 2;
+   */
+  fingerprint: string;
+
+  /**
+   * The `id` of one of its choices.
+   *
+   * @generated from field: string choice_id = 3;
+   */
+  choiceId: string;
+
+  /**
+   * The text for a TELL_INSTEAD choice (1 to 16384 bytes); empty otherwise.
+   *
+   * @generated from field: string text = 4;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message staragent.v1.AnswerPromptRequest.
+ * Use `create(AnswerPromptRequestSchema)` to create a new message.
+ */
+export const AnswerPromptRequestSchema: GenMessage<AnswerPromptRequest> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 37);
+
+/**
+ * Response for AnswerPrompt.
+ *
+ * @generated from message staragent.v1.AnswerPromptResponse
+ */
+export type AnswerPromptResponse = Message<"staragent.v1.AnswerPromptResponse"> & {
+  /**
+   * The prompt now on screen (another one came up), or unset when the prompt
+   * went away.
+   *
+   * @generated from field: staragent.v1.PendingPrompt next_prompt = 1;
+   */
+  nextPrompt?: PendingPrompt | undefined;
+
+  /**
+   * How the answer was confirmed, for example "the prompt went away".
+   *
+   * @generated from field: string detail = 2;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message staragent.v1.AnswerPromptResponse.
+ * Use `create(AnswerPromptResponseSchema)` to create a new message.
+ */
+export const AnswerPromptResponseSchema: GenMessage<AnswerPromptResponse> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 38);
+
+/**
+ * Request for InterruptSession.
+ *
+ * @generated from message staragent.v1.InterruptSessionRequest
+ */
+export type InterruptSessionRequest = Message<"staragent.v1.InterruptSessionRequest"> & {
+  /**
+   * `nodes/{node}/sessions/{session}`.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message staragent.v1.InterruptSessionRequest.
+ * Use `create(InterruptSessionRequestSchema)` to create a new message.
+ */
+export const InterruptSessionRequestSchema: GenMessage<InterruptSessionRequest> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 39);
+
+/**
+ * Response for InterruptSession.
+ *
+ * @generated from message staragent.v1.InterruptSessionResponse
+ */
+export type InterruptSessionResponse = Message<"staragent.v1.InterruptSessionResponse"> & {
+  /**
+   * What was typed, for example "typed Escape".
+   *
+   * @generated from field: string detail = 1;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message staragent.v1.InterruptSessionResponse.
+ * Use `create(InterruptSessionResponseSchema)` to create a new message.
+ */
+export const InterruptSessionResponseSchema: GenMessage<InterruptSessionResponse> = /*@__PURE__*/
+  messageDesc(file_staragent_v1_session_service, 40);
 
 /**
  * Kinds of WatchSessions events.
@@ -848,6 +1598,127 @@ export const SessionService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchSessionsRequestSchema;
     output: typeof WatchSessionsResponseSchema;
+  },
+  /**
+   * Queues `text` to be typed into the session, exactly as SendChatMessage
+   * types it, at the first moment the session is idle or in review for a
+   * finished turn; never while a prompt is on screen or a turn runs. The queue
+   * is kept on the owning node (it survives restarts of the Hub and the Node)
+   * and every message is typed at most once: it is marked before it is typed.
+   * Queued messages are typed one per turn, oldest first. FAILED_PRECONDITION
+   * for system sessions and sessions whose program has exited;
+   * INVALID_ARGUMENT for empty or oversized text; RESOURCE_EXHAUSTED when the
+   * session already has MAX_QUEUED messages. Not idempotent.
+   *
+   * @generated from rpc staragent.v1.SessionService.QueueChatMessage
+   */
+  queueChatMessage: {
+    methodKind: "unary";
+    input: typeof QueueChatMessageRequestSchema;
+    output: typeof QueueChatMessageResponseSchema;
+  },
+  /**
+   * Lists a session's queued messages that are not typed yet, oldest first.
+   * Read-only and idempotent.
+   *
+   * @generated from rpc staragent.v1.SessionService.ListQueuedMessages
+   */
+  listQueuedMessages: {
+    methodKind: "unary";
+    input: typeof ListQueuedMessagesRequestSchema;
+    output: typeof ListQueuedMessagesResponseSchema;
+  },
+  /**
+   * Removes a queued message before it is typed. NOT_FOUND when the session
+   * has no such queued message (typed already, or cancelled);
+   * FAILED_PRECONDITION while it is being typed (waited for up to 3 s first:
+   * an attempt refused before a key went out leaves it cancellable).
+   *
+   * @generated from rpc staragent.v1.SessionService.CancelQueuedMessage
+   */
+  cancelQueuedMessage: {
+    methodKind: "unary";
+    input: typeof CancelQueuedMessageRequestSchema;
+    output: typeof CancelQueuedMessageResponseSchema;
+  },
+  /**
+   * Lists the folders under `path` on one node, for picking a session's
+   * working folder: each with whether it is a git repository and its current
+   * branch. Only folders are listed, never files. Hidden
+   * folders (a name starting with `.`) only with `show_hidden`.
+   * INVALID_ARGUMENT for a relative path or one with control characters;
+   * NOT_FOUND when `path` does not exist; FAILED_PRECONDITION when it is not a
+   * folder; PERMISSION_DENIED when the node's user cannot read it. Read-only
+   * and idempotent.
+   *
+   * @generated from rpc staragent.v1.SessionService.ListDirectories
+   */
+  listDirectories: {
+    methodKind: "unary";
+    input: typeof ListDirectoriesRequestSchema;
+    output: typeof ListDirectoriesResponseSchema;
+  },
+  /**
+   * Makes one new folder on a node (its parent must exist). ALREADY_EXISTS
+   * when the path exists; INVALID_ARGUMENT for a relative path, a name with
+   * control characters or `..`; PERMISSION_DENIED for anything under the
+   * node's StarAgent home (`$STARAGENT_HOME`) or where the node's user may not
+   * write. Not idempotent: a repeat gets ALREADY_EXISTS.
+   *
+   * @generated from rpc staragent.v1.SessionService.CreateDirectory
+   */
+  createDirectory: {
+    methodKind: "unary";
+    input: typeof CreateDirectoryRequestSchema;
+    output: typeof CreateDirectoryResponseSchema;
+  },
+  /**
+   * Lists past conversations found in the native logs of one node (Claude
+   * Code transcripts, Codex rollouts, opencode's sessions), newest first, to
+   * resume one with CreateSessionRequest.resume. Read cheaply: file names, sizes and times,
+   * and each log's head and tail, never a whole large log. INVALID_ARGUMENT
+   * for a relative `cwd`, one with control characters, or a `cli` that keeps
+   * no conversations. Read-only and idempotent.
+   *
+   * @generated from rpc staragent.v1.SessionService.ListConversations
+   */
+  listConversations: {
+    methodKind: "unary";
+    input: typeof ListConversationsRequestSchema;
+    output: typeof ListConversationsResponseSchema;
+  },
+  /**
+   * Answers the session's visible prompt with one of its choices. The owning
+   * machine reads the screen again and types the keys that pick the choice
+   * only when the same prompt is there (same `fingerprint`), then waits for
+   * the prompt to go away or change. FAILED_PRECONDITION ("the prompt
+   * changed: ...") when no prompt or another one is on screen, and then
+   * nothing is typed; INVALID_ARGUMENT for an unknown choice or a missing
+   * `text`. Serialized with chat sends and terminal input of the session.
+   * Every call is written to the owning machine's audit log. Not idempotent.
+   *
+   * @generated from rpc staragent.v1.SessionService.AnswerPrompt
+   */
+  answerPrompt: {
+    methodKind: "unary";
+    input: typeof AnswerPromptRequestSchema;
+    output: typeof AnswerPromptResponseSchema;
+  },
+  /**
+   * Interrupts the agent's running turn the way a person at its terminal
+   * would: the owning machine types the CLI's own interrupt keys (Escape for
+   * Claude Code and Codex, Escape twice for opencode, Ctrl-C for a shell),
+   * only while the session is WORKING. FAILED_PRECONDITION ("no turn is
+   * running ...") otherwise, and then nothing is typed. Serialized with chat
+   * sends and prompt answers of the session. Meant for a person's explicit
+   * action (the dashboard's Interrupt button), never a guess.
+   *
+   * @generated from rpc staragent.v1.SessionService.InterruptSession
+   */
+  interruptSession: {
+    methodKind: "unary";
+    input: typeof InterruptSessionRequestSchema;
+    output: typeof InterruptSessionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_staragent_v1_session_service, 0);

@@ -2,8 +2,8 @@
 // @generated from file staragent/v1/terminal_stream.proto (package staragent.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { TerminalSize } from "./session_pb.js";
 import { file_staragent_v1_session } from "./session_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file staragent/v1/terminal_stream.proto.
  */
 export const file_staragent_v1_terminal_stream: GenFile = /*@__PURE__*/
-  fileDesc("CiJzdGFyYWdlbnQvdjEvdGVybWluYWxfc3RyZWFtLnByb3RvEgxzdGFyYWdlbnQudjEidgoNQXR0YWNoUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBGNvbHMYAiABKAUSDAoEcm93cxgDIAEoBRIVCg1oaXN0b3J5X2xpbmVzGAQgASgFEhEKCXRha2Vfb3ZlchgFIAEoCBIRCglyZWFkX29ubHkYBiABKAgi9QEKDkF0dGFjaFJlc3BvbnNlEioKCGF0dGFjaGVkGAEgASgLMhYuc3RhcmFnZW50LnYxLkF0dGFjaGVkSAASLgoGb3V0cHV0GAIgASgLMhwuc3RhcmFnZW50LnYxLlRlcm1pbmFsT3V0cHV0SAASLAoJaGVhcnRiZWF0GAMgASgLMhcuc3RhcmFnZW50LnYxLkhlYXJ0YmVhdEgAEigKB3Jlc2l6ZWQYBCABKAsyFS5zdGFyYWdlbnQudjEuUmVzaXplZEgAEiYKBmV4aXRlZBgFIAEoCzIULnN0YXJhZ2VudC52MS5FeGl0ZWRIAEIHCgVldmVudCKsAQoIQXR0YWNoZWQSFQoNYXR0YWNobWVudF9pZBgBIAEoCRIvCgt3aW5kb3dfc2l6ZRgCIAEoCzIaLnN0YXJhZ2VudC52MS5UZXJtaW5hbFNpemUSDwoHaGlzdG9yeRgDIAEoDBISCgpzaXplX293bmVyGAQgASgIEhUKDW90aGVyX2NsaWVudHMYBSABKAUSHAoUaGlzdG9yeV9zY3JlZW5fbGluZXMYBiABKAUiMAoOVGVybWluYWxPdXRwdXQSEAoIc2VxdWVuY2UYASABKA0SDAoEZGF0YRgCIAEoDCIiCglIZWFydGJlYXQSFQoNbGFzdF9zZXF1ZW5jZRgBIAEoDSJOCgdSZXNpemVkEi8KC3dpbmRvd19zaXplGAEgASgLMhouc3RhcmFnZW50LnYxLlRlcm1pbmFsU2l6ZRISCgpzaXplX293bmVyGAIgASgIIi8KBkV4aXRlZBIOCgZyZWFzb24YASABKAkSFQoNc2Vzc2lvbl9lbmRlZBgCIAEoCCJJChBTZW5kSW5wdXRSZXF1ZXN0EhUKDWF0dGFjaG1lbnRfaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKA0SDAoEZGF0YRgDIAEoDCItChFTZW5kSW5wdXRSZXNwb25zZRIYChBhcHBsaWVkX3NlcXVlbmNlGAEgASgNIl0KFVJlc2l6ZVRlcm1pbmFsUmVxdWVzdBIVCg1hdHRhY2htZW50X2lkGAEgASgJEgwKBGNvbHMYAiABKAUSDAoEcm93cxgDIAEoBRIRCgl0YWtlX292ZXIYBCABKAgiXQoWUmVzaXplVGVybWluYWxSZXNwb25zZRIvCgt3aW5kb3dfc2l6ZRgBIAEoCzIaLnN0YXJhZ2VudC52MS5UZXJtaW5hbFNpemUSEgoKc2l6ZV9vd25lchgCIAEoCCI7ChBBY2tPdXRwdXRSZXF1ZXN0EhUKDWF0dGFjaG1lbnRfaWQYASABKAkSEAoIc2VxdWVuY2UYAiABKA0iEwoRQWNrT3V0cHV0UmVzcG9uc2Ui4QEKDkNvbm5lY3RSZXF1ZXN0Ei0KBmF0dGFjaBgBIAEoCzIbLnN0YXJhZ2VudC52MS5BdHRhY2hSZXF1ZXN0SAASLwoFaW5wdXQYAiABKAsyHi5zdGFyYWdlbnQudjEuU2VuZElucHV0UmVxdWVzdEgAEjUKBnJlc2l6ZRgDIAEoCzIjLnN0YXJhZ2VudC52MS5SZXNpemVUZXJtaW5hbFJlcXVlc3RIABItCgNhY2sYBCABKAsyHi5zdGFyYWdlbnQudjEuQWNrT3V0cHV0UmVxdWVzdEgAQgkKB21lc3NhZ2UixQEKD0Nvbm5lY3RSZXNwb25zZRItCgVldmVudBgBIAEoCzIcLnN0YXJhZ2VudC52MS5BdHRhY2hSZXNwb25zZUgAEjgKDWlucHV0X2FwcGxpZWQYAiABKAsyHy5zdGFyYWdlbnQudjEuU2VuZElucHV0UmVzcG9uc2VIABI+Cg5yZXNpemVfYXBwbGllZBgDIAEoCzIkLnN0YXJhZ2VudC52MS5SZXNpemVUZXJtaW5hbFJlc3BvbnNlSABCCQoHbWVzc2FnZTKcAwoOVGVybWluYWxTdHJlYW0SRQoGQXR0YWNoEhsuc3RhcmFnZW50LnYxLkF0dGFjaFJlcXVlc3QaHC5zdGFyYWdlbnQudjEuQXR0YWNoUmVzcG9uc2UwARJMCglTZW5kSW5wdXQSHi5zdGFyYWdlbnQudjEuU2VuZElucHV0UmVxdWVzdBofLnN0YXJhZ2VudC52MS5TZW5kSW5wdXRSZXNwb25zZRJbCg5SZXNpemVUZXJtaW5hbBIjLnN0YXJhZ2VudC52MS5SZXNpemVUZXJtaW5hbFJlcXVlc3QaJC5zdGFyYWdlbnQudjEuUmVzaXplVGVybWluYWxSZXNwb25zZRJMCglBY2tPdXRwdXQSHi5zdGFyYWdlbnQudjEuQWNrT3V0cHV0UmVxdWVzdBofLnN0YXJhZ2VudC52MS5BY2tPdXRwdXRSZXNwb25zZRJKCgdDb25uZWN0Ehwuc3RhcmFnZW50LnYxLkNvbm5lY3RSZXF1ZXN0Gh0uc3RhcmFnZW50LnYxLkNvbm5lY3RSZXNwb25zZSgBMAFiBnByb3RvMw", [file_staragent_v1_session]);
+  fileDesc("CiJzdGFyYWdlbnQvdjEvdGVybWluYWxfc3RyZWFtLnByb3RvEgxzdGFyYWdlbnQudjEidgoNQXR0YWNoUmVxdWVzdBIMCgRuYW1lGAEgASgJEgwKBGNvbHMYAiABKAUSDAoEcm93cxgDIAEoBRIVCg1oaXN0b3J5X2xpbmVzGAQgASgFEhEKCXRha2Vfb3ZlchgFIAEoCBIRCglyZWFkX29ubHkYBiABKAgi9QEKDkF0dGFjaFJlc3BvbnNlEioKCGF0dGFjaGVkGAEgASgLMhYuc3RhcmFnZW50LnYxLkF0dGFjaGVkSAASLgoGb3V0cHV0GAIgASgLMhwuc3RhcmFnZW50LnYxLlRlcm1pbmFsT3V0cHV0SAASLAoJaGVhcnRiZWF0GAMgASgLMhcuc3RhcmFnZW50LnYxLkhlYXJ0YmVhdEgAEigKB3Jlc2l6ZWQYBCABKAsyFS5zdGFyYWdlbnQudjEuUmVzaXplZEgAEiYKBmV4aXRlZBgFIAEoCzIULnN0YXJhZ2VudC52MS5FeGl0ZWRIAEIHCgVldmVudCKsAQoIQXR0YWNoZWQSFQoNYXR0YWNobWVudF9pZBgBIAEoCRIvCgt3aW5kb3dfc2l6ZRgCIAEoCzIaLnN0YXJhZ2VudC52MS5UZXJtaW5hbFNpemUSDwoHaGlzdG9yeRgDIAEoDBISCgpzaXplX293bmVyGAQgASgIEhUKDW90aGVyX2NsaWVudHMYBSABKAUSHAoUaGlzdG9yeV9zY3JlZW5fbGluZXMYBiABKAUiMAoOVGVybWluYWxPdXRwdXQSEAoIc2VxdWVuY2UYASABKA0SDAoEZGF0YRgCIAEoDCIiCglIZWFydGJlYXQSFQoNbGFzdF9zZXF1ZW5jZRgBIAEoDSJOCgdSZXNpemVkEi8KC3dpbmRvd19zaXplGAEgASgLMhouc3RhcmFnZW50LnYxLlRlcm1pbmFsU2l6ZRISCgpzaXplX293bmVyGAIgASgIIlcKBkV4aXRlZBIOCgZyZWFzb24YASABKAkSFQoNc2Vzc2lvbl9lbmRlZBgCIAEoCBImCgVjYXVzZRgDIAEoDjIXLnN0YXJhZ2VudC52MS5FeGl0Q2F1c2UiSQoQU2VuZElucHV0UmVxdWVzdBIVCg1hdHRhY2htZW50X2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgNEgwKBGRhdGEYAyABKAwiLQoRU2VuZElucHV0UmVzcG9uc2USGAoQYXBwbGllZF9zZXF1ZW5jZRgBIAEoDSJdChVSZXNpemVUZXJtaW5hbFJlcXVlc3QSFQoNYXR0YWNobWVudF9pZBgBIAEoCRIMCgRjb2xzGAIgASgFEgwKBHJvd3MYAyABKAUSEQoJdGFrZV9vdmVyGAQgASgIIl0KFlJlc2l6ZVRlcm1pbmFsUmVzcG9uc2USLwoLd2luZG93X3NpemUYASABKAsyGi5zdGFyYWdlbnQudjEuVGVybWluYWxTaXplEhIKCnNpemVfb3duZXIYAiABKAgiOwoQQWNrT3V0cHV0UmVxdWVzdBIVCg1hdHRhY2htZW50X2lkGAEgASgJEhAKCHNlcXVlbmNlGAIgASgNIhMKEUFja091dHB1dFJlc3BvbnNlIuEBCg5Db25uZWN0UmVxdWVzdBItCgZhdHRhY2gYASABKAsyGy5zdGFyYWdlbnQudjEuQXR0YWNoUmVxdWVzdEgAEi8KBWlucHV0GAIgASgLMh4uc3RhcmFnZW50LnYxLlNlbmRJbnB1dFJlcXVlc3RIABI1CgZyZXNpemUYAyABKAsyIy5zdGFyYWdlbnQudjEuUmVzaXplVGVybWluYWxSZXF1ZXN0SAASLQoDYWNrGAQgASgLMh4uc3RhcmFnZW50LnYxLkFja091dHB1dFJlcXVlc3RIAEIJCgdtZXNzYWdlIsUBCg9Db25uZWN0UmVzcG9uc2USLQoFZXZlbnQYASABKAsyHC5zdGFyYWdlbnQudjEuQXR0YWNoUmVzcG9uc2VIABI4Cg1pbnB1dF9hcHBsaWVkGAIgASgLMh8uc3RhcmFnZW50LnYxLlNlbmRJbnB1dFJlc3BvbnNlSAASPgoOcmVzaXplX2FwcGxpZWQYAyABKAsyJC5zdGFyYWdlbnQudjEuUmVzaXplVGVybWluYWxSZXNwb25zZUgAQgkKB21lc3NhZ2UqvAEKCUV4aXRDYXVzZRIaChZFWElUX0NBVVNFX1VOU1BFQ0lGSUVEEAASHAoYRVhJVF9DQVVTRV9TRVNTSU9OX0VOREVEEAESHgoaRVhJVF9DQVVTRV9DTElFTlRfREVUQUNIRUQQAhIXChNFWElUX0NBVVNFX0RFVEFDSEVEEAMSHgoaRVhJVF9DQVVTRV9TRVJWRVJfU1RPUFBJTkcQBBIcChhFWElUX0NBVVNFX0FUVEFDSF9GQUlMRUQQBTKcAwoOVGVybWluYWxTdHJlYW0SRQoGQXR0YWNoEhsuc3RhcmFnZW50LnYxLkF0dGFjaFJlcXVlc3QaHC5zdGFyYWdlbnQudjEuQXR0YWNoUmVzcG9uc2UwARJMCglTZW5kSW5wdXQSHi5zdGFyYWdlbnQudjEuU2VuZElucHV0UmVxdWVzdBofLnN0YXJhZ2VudC52MS5TZW5kSW5wdXRSZXNwb25zZRJbCg5SZXNpemVUZXJtaW5hbBIjLnN0YXJhZ2VudC52MS5SZXNpemVUZXJtaW5hbFJlcXVlc3QaJC5zdGFyYWdlbnQudjEuUmVzaXplVGVybWluYWxSZXNwb25zZRJMCglBY2tPdXRwdXQSHi5zdGFyYWdlbnQudjEuQWNrT3V0cHV0UmVxdWVzdBofLnN0YXJhZ2VudC52MS5BY2tPdXRwdXRSZXNwb25zZRJKCgdDb25uZWN0Ehwuc3RhcmFnZW50LnYxLkNvbm5lY3RSZXF1ZXN0Gh0uc3RhcmFnZW50LnYxLkNvbm5lY3RSZXNwb25zZSgBMAFiBnByb3RvMw", [file_staragent_v1_session]);
 
 /**
  * Request for Attach.
@@ -277,6 +277,7 @@ export const ResizedSchema: GenMessage<Resized> = /*@__PURE__*/
 export type Exited = Message<"staragent.v1.Exited"> & {
   /**
    * Why it ended, for people: "session ended", "detached", "server stopping".
+   * Programs branch on `cause`, never on this text.
    *
    * @generated from field: string reason = 1;
    */
@@ -288,6 +289,13 @@ export type Exited = Message<"staragent.v1.Exited"> & {
    * @generated from field: bool session_ended = 2;
    */
   sessionEnded: boolean;
+
+  /**
+   * Why it ended, for programs: whether attaching again makes sense.
+   *
+   * @generated from field: staragent.v1.ExitCause cause = 3;
+   */
+  cause: ExitCause;
 };
 
 /**
@@ -566,6 +574,63 @@ export const ConnectResponseSchema: GenMessage<ConnectResponse> = /*@__PURE__*/
   messageDesc(file_staragent_v1_terminal_stream, 14);
 
 /**
+ * Why an attachment ended. A viewer attaches again after DETACHED and
+ * SERVER_STOPPING (a restarted server answers), not after SESSION_ENDED or
+ * CLIENT_DETACHED (tmux itself let go of the client: a person's choice).
+ *
+ * @generated from enum staragent.v1.ExitCause
+ */
+export enum ExitCause {
+  /**
+   * Not said (a server from before this field).
+   *
+   * @generated from enum value: EXIT_CAUSE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The tmux session is gone.
+   *
+   * @generated from enum value: EXIT_CAUSE_SESSION_ENDED = 1;
+   */
+  SESSION_ENDED = 1,
+
+  /**
+   * tmux detached the client (`detach-client`, another client's `attach -d`).
+   *
+   * @generated from enum value: EXIT_CAUSE_CLIENT_DETACHED = 2;
+   */
+  CLIENT_DETACHED = 2,
+
+  /**
+   * The viewer's own stream ended or detached.
+   *
+   * @generated from enum value: EXIT_CAUSE_DETACHED = 3;
+   */
+  DETACHED = 3,
+
+  /**
+   * The server (Node or Hub) is stopping.
+   *
+   * @generated from enum value: EXIT_CAUSE_SERVER_STOPPING = 4;
+   */
+  SERVER_STOPPING = 4,
+
+  /**
+   * The tmux client did not start.
+   *
+   * @generated from enum value: EXIT_CAUSE_ATTACH_FAILED = 5;
+   */
+  ATTACH_FAILED = 5,
+}
+
+/**
+ * Describes the enum staragent.v1.ExitCause.
+ */
+export const ExitCauseSchema: GenEnum<ExitCause> = /*@__PURE__*/
+  enumDesc(file_staragent_v1_terminal_stream, 0);
+
+/**
  * Live terminal access to a session: each attachment is a tmux client (a pty
  * running `tmux attach-session`) whose output streams to one viewer. Browsers
  * use Attach plus the unary calls (fetch cannot stream request bodies);
@@ -580,8 +645,10 @@ export const TerminalStream: GenService<{
   /**
    * Attaches to a session and streams: first `attached` (attachment id, window
    * size, bounded history), then `output` chunks with increasing sequence
-   * numbers, `heartbeat`s when idle, `resized` when the window size changes,
-   * and finally `exited` when the session ends or the attachment is closed.
+   * numbers, `heartbeat`s when idle, `resized` when the window size changes
+   * (also when this viewer's own ResizeTerminal changed it: the stream orders
+   * it among the output, which the call's answer cannot), and finally
+   * `exited` when the session ends or the attachment is closed.
    * NOT_FOUND for an unknown session; RESOURCE_EXHAUSTED over the attachment
    * limits. The attachment ends when the caller goes away.
    *

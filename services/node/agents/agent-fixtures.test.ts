@@ -34,7 +34,7 @@ for (const module of createBuiltInAgents().modules) {
   const cli = module.name;
   const root = join(import.meta.dirname, cli, "fixtures");
   const ranges = (await readdir(root, { withFileTypes: true }))
-    .filter((e) => e.isDirectory() && e.name !== "chat" && e.name !== "chat-history")
+    .filter((e) => e.isDirectory() && !["chat", "chat-history", "usage"].includes(e.name))
     .map((e) => e.name)
     .sort();
   if (ranges.length === 0) continue;
@@ -60,6 +60,7 @@ for (const module of createBuiltInAgents().modules) {
           reason: StatusReason[decided.reason],
           ...(fixture.expect.completionId !== undefined ? { completionId: signals.completionId } : {}),
           ...(fixture.expect.lastUserTurn !== undefined ? { lastUserTurn: signals.lastUserTurn } : {}),
+          ...(fixture.expect.replyExcerpt !== undefined ? { replyExcerpt: signals.replyExcerpt } : {}),
           ...(fixture.expect.promptKind !== undefined ? { promptKind: PromptKind[signals.prompt?.kind ?? 0] } : {}),
           ...(fixture.expect.prompt !== undefined ? { prompt: signals.prompt?.text } : {}),
         };

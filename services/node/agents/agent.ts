@@ -1,8 +1,17 @@
-import type { Cli, PromptKind, SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
+import type {
+  Cli,
+  PendingPrompt,
+  PromptKind,
+  SessionStatus,
+  StatusReason,
+} from "../../../gen/staragent/v1/session_pb.js";
 import type { ChatParser } from "../chat/chat-parser.js";
 import type { PaneInfo } from "../tmux/panes.js";
 import type { ChatHistoryReader, ChatLogRef } from "./chat-history.js";
+import type { ConversationSource } from "./conversations.js";
 import type { ProcessInfo } from "./process-table.js";
+import type { ScreenPrompt } from "./prompt.js";
+import type { UsageReading } from "./usage/usage.js";
 
 /**
  * How long a pane bottom read may be reused while the pane shows nothing new: prompts that appear
@@ -19,10 +28,13 @@ export const PROCESS_START_SLACK_MS = 1_000;
 
 /**
  * Slack when deciding that a turn opened before its process started (a resumed conversation's last
- * turn): start times are exact to a clock tick (10 ms) and a CLI takes seconds to take its first
- * prompt, so a turn opened more than this before the start was an earlier process's.
+ * turn): the measurement error only. A start time is exact to a clock tick (10 ms) and the boot time it
+ * counts from to /proc/uptime's 10 ms, and no process opens a turn before it runs (a CLI takes seconds
+ * to take its first prompt), so a turn opened more than this before the start was an earlier
+ * process's. Any more slack takes the last turn of a conversation resumed that soon after the turn
+ * began (stop a session, resume it at once) for the new process's own, unseen completion.
  */
-export const TURN_BEFORE_START_SLACK_MS = 250;
+export const TURN_BEFORE_START_SLACK_MS = 50;
 
 /** True when a turn opened at `openedAtMs` (0: unknown) belongs to a run before `processStart`. */
 export function openedBeforeStart(openedAtMs: number, processStart: Date): boolean {
@@ -70,6 +82,14 @@ export function processKey(process: ProcessInfo): string {
 export interface PromptSignal {
   readonly kind: PromptKind;
   readonly text: string;
+  /** The prompt in full (subject, choices, fingerprint), when its module's prompt reader could read it. */
+  readonly pending?: PendingPrompt;
+}
+
+/** The pane's whole visible screen (without its title line) from the context's cached read. */
+export async function wholeScreen(context: AgentContext, maxAgeMs?: number): Promise<string> {
+  const visible = await context.visibleScreen(maxAgeMs);
+  return visible.slice(visible.indexOf("\n") + 1);
 }
 
 /** The signals an agent module reads for one pane, before precedence is applied. */
@@ -78,6 +98,8 @@ export interface AgentSignals {
   readonly turn: "active" | "completed" | "interrupted" | "none";
   /** Identity of the newest completed turn ("" when none). */
   readonly completionId: string;
+  /** The last line of the reply of the completed turn (replyExcerpt in reply-excerpt.ts), when read. */
+  readonly replyExcerpt?: string;
   /** A visible input or approval prompt. */
   readonly prompt?: PromptSignal;
   /** How the signals were read, for people troubleshooting. */
@@ -89,6 +111,11 @@ export interface AgentSignals {
    * delivery is confirmed when it changes after a message is sent.
    */
   readonly lastUserTurn?: string;
+  /**
+   * True when that newest user prompt joined a turn that was already running: the CLI steered it into
+   * the turn instead of starting a new one (Codex 0.17x does with a follow-up sent while it works).
+   */
+  readonly lastUserTurnJoined?: boolean;
   /**
    * True when this CLI keeps a native log (even before the first prompt creates it), so chat delivery
    * can be confirmed by the new user turn appearing there.
@@ -108,9 +135,19 @@ export interface AgentSignals {
   readonly statePaths?: readonly string[];
   /**
    * The status itself, for a program whose state is not a turn's (a shell at its prompt or running a
-   * command): taken as it is instead of DESIGN.md §5's precedence.
+   * command): taken as it is instead of the precedence (docs/status.md).
    */
   readonly verdict?: { readonly status: SessionStatus; readonly reason: StatusReason };
+  /**
+   * Tokens, context, model and plan limits of the bound conversation, from the same native log reads
+   * as the status (undefined when the CLI records none yet).
+   */
+  readonly usage?: UsageReading;
+  /**
+   * True while part of these signals is still being read in the background (a long transcript's
+   * usage totals): the watch loop reads the session again at its next poll instead of reusing them.
+   */
+  readonly pending?: boolean;
 }
 
 /**
@@ -119,6 +156,13 @@ export interface AgentSignals {
  * recognised anything below it (shells, which an agent CLI runs under).
  */
 export type AgentScope = "tree" | "root";
+
+/** How a CLI's running turn is interrupted (AgentModule.interrupt). */
+export interface InterruptKeys {
+  readonly keys: readonly string[];
+  /** Shown on its screen when it wants the keys again to confirm. */
+  readonly confirm?: string;
+}
 
 /**
  * One supported CLI, everything StarAgent knows about it: how to recognise its process, how to read
@@ -139,12 +183,33 @@ export interface AgentModule {
   readonly chatParser: ChatParser;
   /** Reads its native log as chat history; undefined when it keeps none (the screen is all there is). */
   readonly history?: ChatHistoryReader;
+  /** Its past conversations in its native logs, and how to resume one; undefined when it keeps none. */
+  readonly conversations?: ConversationSource;
   /** True when `process` (from the tree below a pane, or the pane's root: `scope`) is this CLI. */
   recognises(process: ProcessInfo): boolean;
+  /**
+   * Reads the prompt on a whole visible screen (ANSI stripped), with the keys that pick each choice;
+   * `expectedQuestion` is the question last observed (a question asked by a tool whose words no screen
+   * rule knows). Pure: AnswerPrompt reads the screen afresh and compares the fingerprint from this.
+   * Undefined for a CLI without prompts (a shell).
+   */
+  readPrompt?(screen: string, expectedQuestion: string): ScreenPrompt | undefined;
+  /**
+   * The keys that interrupt its running turn (tmux `send-keys` names), typed only on a person's
+   * InterruptSession; `confirm`: a CLI that asks for them again (opencode's "esc again to interrupt")
+   * gets them a second time once its screen shows that. Undefined: no interrupt.
+   */
+  readonly interrupt?: InterruptKeys;
   /** Reads the CLI's signals; never throws for unreadable or malformed state. */
   observe(context: AgentContext): Promise<AgentSignals>;
   /** Releases what it holds open (database connections); called once when its machine stops. */
   close?(): void;
+  /**
+   * How long the CLI must have had no key before an Enter submits, in ms (undefined: no wait): a CLI
+   * that takes an Enter arriving right after other keys as a line break (Gemini CLI: within 30 ms)
+   * would otherwise keep a sent message in its input box.
+   */
+  readonly submitQuietMs?: number;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { ParsedMessage } from "../chat/chat-parser.js";
 import {
   type HistoryMessage,
   type HistoryRequest,
@@ -5,7 +6,6 @@ import {
   IDS_PER_RECORD,
   MAX_HISTORY_MESSAGES,
 } from "./chat-history.js";
-import type { MappedMessage } from "./jsonl-history.js";
 
 /**
  * The stretch of a JSONL log that `JsonlHistory` keeps per log, and how a history read's answer is
@@ -19,6 +19,13 @@ import type { MappedMessage } from "./jsonl-history.js";
 export const MAX_CACHED_MESSAGES = 4000;
 /** Tool results remembered whose call lies before the kept stretch (for when it is extended). */
 export const MAX_ORPHAN_RESULTS = 4096;
+
+/** A message as a record mapper returns it: a chat message, plus what pairs a tool call with its result. */
+export interface MappedMessage extends ParsedMessage {
+  /** For a tool call: the id its result names. */
+  readonly callId?: string;
+  readonly time?: Date;
+}
 
 /** One message of a span, with its id and (for a tool call) its result once read. */
 export interface Item {

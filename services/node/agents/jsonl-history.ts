@@ -1,6 +1,5 @@
 import { type FileHandle, open, stat } from "node:fs/promises";
 import { basename } from "node:path";
-import type { ParsedMessage } from "../chat/chat-parser.js";
 import { MAX_BACKWARD_BYTES, readLinesBackward, readLinesForward } from "./backward-lines.js";
 import {
   type ChatLogRef,
@@ -14,12 +13,16 @@ import {
   type Item,
   MAX_CACHED_MESSAGES,
   MAX_ORPHAN_RESULTS,
+  type MappedMessage,
   type Span,
   trimMap,
   trimSpan,
   window,
 } from "./history-span.js";
 import { type JsonRecord, parseRecord } from "./log-follower.js";
+
+/** Record mappers build MappedMessage values; they find it beside JsonlHistory, which takes them. */
+export type { MappedMessage } from "./history-span.js";
 
 /** Logs whose newest stretch is kept at once; the least recently read is forgotten past this. */
 const MAX_CACHED_LOGS = 64;
@@ -41,12 +44,6 @@ const HISTORY_BLOCK_BYTES = 1024 * 1024;
  * log whose records are mostly not conversation; the page then holds fewer messages and `hasMore`.
  */
 const MAX_EXTENDS_PER_READ = 2;
-/** A message as a record mapper returns it: a chat message, plus what pairs a tool call with its result. */
-export interface MappedMessage extends ParsedMessage {
-  /** For a tool call: the id its result names. */
-  readonly callId?: string;
-  readonly time?: Date;
-}
 
 /** A tool's result as a record holds it. */
 export interface MappedResult {

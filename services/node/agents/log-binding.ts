@@ -51,7 +51,7 @@ interface Remembered {
 
 /**
  * Binds each CLI process to its own native log when several instances of one CLI share a folder
- * (FORMATS.md: two Codex TUIs write two rollouts with the same cwd, two opencode TUIs two sessions of
+ * (docs/status.md "Several instances in one folder": two Codex TUIs write two rollouts with the same cwd, two opencode TUIs two sessions of
  * the same directory, pre-2.1 Claude Codes two transcripts in one project folder). In order:
  *
  * 1. a log the CLI names itself (live state file, `--resume <id>`) is the process's;

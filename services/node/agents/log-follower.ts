@@ -1,6 +1,7 @@
-import { open, stat } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { BoundedMap } from "../../common/bounded-map.js";
 import { readLinesBackward, readLinesForward } from "./backward-lines.js";
+import { stampFile } from "./file-stamp.js";
 
 /** One parsed JSONL record (an object; anything else on a line is skipped). */
 export type JsonRecord = Readonly<Record<string, unknown>>;
@@ -57,16 +58,10 @@ export class LogFollower<S> {
 
   /** The state of the log at `path`, or undefined when it cannot be read. */
   async read(path: string): Promise<FollowedLog<S> | undefined> {
-    let info: Awaited<ReturnType<typeof stat>>;
-    try {
-      info = await stat(path);
-    } catch {
-      this.entries.delete(path);
-      return undefined;
-    }
-    if (!info.isFile()) return undefined;
-    const cached = this.entries.get(path);
-    if (cached && cached.ino === info.ino && cached.size === info.size && cached.mtimeMs === info.mtimeMs) {
+    const stamped = await stampFile(path, this.entries);
+    if (!stamped) return undefined;
+    const { info, cached } = stamped;
+    if (cached && stamped.unchanged) {
       return { path, size: info.size, mtimeMs: info.mtimeMs, state: cached.state, reread: false };
     }
     let entry: Entry<S>;

@@ -1,4 +1,5 @@
-import { chmod, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, chmod, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
@@ -14,6 +15,8 @@ import {
   StatusReason,
 } from "../../../gen/staragent/v1/session_pb.js";
 import { GetChatRequestSchema } from "../../../gen/staragent/v1/session_service_pb.js";
+import { loadFixtureSetup } from "../../../test/support/agent-fixture-setup.js";
+import { REPO_ROOT } from "../../../test/support/servers.js";
 import { createTestTmux, type TestTmux } from "../../../test/support/tmux.js";
 import { waitFor } from "../../../test/support/wait.js";
 import { createLogger } from "../../common/log.js";
@@ -144,6 +147,11 @@ describe("an agent registry with a module defined by the test", () => {
 
     expect((await m.sessions.listAdoptable()).map((a) => [a.tmuxSession, a.cli])).toEqual([["tiny", Cli.CODEX]]);
     expect((await m.sessions.adoptSession("tiny")).origin).toBe(SessionOrigin.ADOPTED);
+    // The adoption records the module's name, not the enum key of the value it took.
+    const adopted = JSON.parse(await readFile(join(dir, "adopted_sessions.json"), "utf8"));
+    expect(adopted.sessions.map((e: { tmuxSession: string; cli: string }) => [e.tmuxSession, e.cli])).toEqual([
+      ["tiny", "tiny"],
+    ]);
     expect(await m.sessions.listAdoptable()).toEqual([]);
 
     const chat = await m.chat.getChat("tiny", create(GetChatRequestSchema, { name: "nodes/n1/sessions/tiny" }));
@@ -192,5 +200,27 @@ describe("AgentRegistry", () => {
     expect(() => new AgentRegistry([other])).toThrow(/reserved/);
     const named = Object.assign(new TinyModule(), { name: "other" });
     expect(() => new AgentRegistry([named])).toThrow(/the name other is taken/);
+  });
+});
+
+describe("the registry-driven suites", () => {
+  const agentsDir = import.meta.dirname;
+  it("cover every agent module folder: each is registered under its folder's name, with the fixtures and stand-in the suites read", async () => {
+    // A module folder holds `<name>-module.ts`; the suites find a module's fixtures by its name.
+    const folders: string[] = [];
+    for (const entry of await readdir(agentsDir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      const files = await readdir(join(agentsDir, entry.name));
+      if (files.includes(`${entry.name}-module.ts`)) folders.push(entry.name);
+    }
+    const registered = createBuiltInAgents().modules.map((m) => m.name);
+    expect([...registered].sort()).toEqual(folders.sort());
+    for (const name of registered) {
+      // chat/chat-parsers.test.ts: the captures its parser must handle.
+      await access(join(agentsDir, name, "fixtures", "chat", "required.json"));
+      const setup = await loadFixtureSetup(agentsDir, name);
+      // status/status-flow.test.ts and status/shared-folder.test.ts drive the stand-in it names.
+      if (setup?.standIn) await access(join(REPO_ROOT, "test", "stand-ins", setup.standIn.command), constants.X_OK);
+    }
   });
 });

@@ -5,7 +5,13 @@ import type { AgentModule } from "./agent.js";
 import type { ChatHistoryReader } from "./chat-history.js";
 import { ClaudeModule } from "./claude/claude-module.js";
 import { CodexModule } from "./codex/codex-module.js";
+import { CopilotModule } from "./copilot/copilot-module.js";
+import { DroidModule } from "./droid/droid-module.js";
+import { GeminiModule } from "./gemini/gemini-module.js";
+import { KiloModule } from "./kilo/kilo-module.js";
 import { OpencodeModule } from "./opencode/opencode-module.js";
+import { PiModule } from "./pi/pi-module.js";
+import { QwenModule } from "./qwen/qwen-module.js";
 import { ShellModule } from "./shell/shell-module.js";
 
 /** The `cli=` filter name of programs no module recognises. */
@@ -17,7 +23,18 @@ const OTHER_FILTER_NAME = "other";
  * Adding a CLI adds its module here (one line), after the proto's `Cli` value and its folder.
  */
 export function createBuiltInAgents(): AgentRegistry {
-  return new AgentRegistry([new ClaudeModule(), new CodexModule(), new OpencodeModule(), new ShellModule()]);
+  return new AgentRegistry([
+    new ClaudeModule(),
+    new CodexModule(),
+    new OpencodeModule(),
+    new GeminiModule(),
+    new QwenModule(),
+    new CopilotModule(),
+    new PiModule(),
+    new KiloModule(),
+    new DroidModule(),
+    new ShellModule(),
+  ]);
 }
 
 /**
@@ -51,6 +68,14 @@ export class AgentRegistry {
   /** The module of a CLI, if one is registered. */
   get(cli: Cli): AgentModule | undefined {
     return this.byCli.get(cli);
+  }
+
+  /**
+   * The name of a CLI as its module gives it (`cli=` filters, state files, messages), never the
+   * proto enum's key (a module may take any value); `fallback` for a program without a module.
+   */
+  nameOf(cli: Cli, fallback = ""): string {
+    return this.byCli.get(cli)?.name ?? fallback;
   }
 
   /** True when unmanaged sessions running `cli` may be adopted. */

@@ -1,5 +1,9 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChatRole } from "../../../gen/staragent/v1/session_pb.js";
+import { MARKDOWN_ANSWER } from "../../../test/support/markdown-answer.js";
+import { claudeChatParser } from "../agents/claude/chat-parser.js";
 import { liveTail, sameMessage } from "./chat-merge.js";
 import type { ParsedMessage } from "./chat-parser.js";
 
@@ -92,6 +96,29 @@ const CASES: ReadonlyArray<readonly [string, ParsedMessage[], ParsedMessage[], P
 describe("liveTail", () => {
   it.each(CASES.map((c) => [c[0], c] as const))("%s", (_what, [, log, screen, tail]) => {
     expect(liveTail(log, screen).tail).toEqual(tail);
+  });
+});
+
+describe("liveTail over a real screen", () => {
+  it("matches Claude Code's rendering of a fenced block, list and table to the logged answer", () => {
+    // The screen compat captured once that answer was done (fence drawn without its ```ts line, the
+    // table as a box); the log holds the same turn as Markdown. The answer is the log's, not twice.
+    const capture = readFileSync(
+      join(import.meta.dirname, "../agents/claude/fixtures/chat/v2.1.332-markdown-answer.screen.txt"),
+      "utf8",
+    );
+    const screen = claudeChatParser.parse(capture.slice(0, -1).split("\n"));
+    const log = [user("show me an add helper compat-claude-b"), said(MARKDOWN_ANSWER)];
+    expect(screen.at(-1)?.text).toContain("┌───────┬────────┐");
+    expect(liveTail(log, screen)).toEqual({ tail: [], matched: 2 });
+  });
+
+  it("still adds an answer that starts with a fence the log does not hold yet", () => {
+    const log = [user("q")];
+    const screen = [user("q"), said("export const x = 1;")];
+    expect(liveTail(log, screen).tail).toEqual([said("export const x = 1;")]);
+    expect(sameMessage(said("export const x = 1;"), said("```ts\nexport const x = 1;\n```"))).toBe(true);
+    expect(sameMessage(said("export const x = 1;"), said("```ts\nexport const y = 2;\n```"))).toBe(false);
   });
 });
 

@@ -16,6 +16,11 @@ const MIN_CONTAINED_CHARS = 12;
  * "Ran 1 shell command", Codex's "Explored"): they stand for whatever calls the log has there.
  */
 const SUMMARY_TOOL_NAMES: ReadonlySet<string> = new Set(["", "explore"]);
+/**
+ * A Markdown code fence line (```` ```ts ````, `~~~`): TUIs draw the block without it, so its language
+ * word must not count as text.
+ */
+const FENCE_LINE = /^[ \t]*(?:`{3,}|~{3,})[^\n`]*$/gm;
 
 /** What lining up the screen with the log found. */
 export interface LiveTail {
@@ -88,7 +93,10 @@ export function sameMessage(screen: ParsedMessage, log: ParsedMessage): boolean 
 
 interface Key {
   readonly role: ChatRole;
-  /** Letters and digits of the text, lower case: what survives wrapping and markdown rendering. */
+  /**
+   * Letters and digits of the text, lower case, code fence lines left out: what survives wrapping
+   * and Markdown rendering (a fenced block drawn without its fences, a table as a box).
+   */
   readonly text: string;
   /** The raw text with runs of white space as one, for texts without letters or digits. */
   readonly raw: string;
@@ -99,7 +107,7 @@ interface Key {
 }
 
 function keyOf(message: ParsedMessage): Key {
-  const text = normalize(message.text);
+  const text = normalize(message.role === ChatRole.TOOL ? message.text : message.text.replace(FENCE_LINE, ""));
   const target = normalize(message.toolTarget ?? "");
   return {
     role: message.role,

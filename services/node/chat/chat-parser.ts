@@ -16,7 +16,7 @@ export interface ParsedMessage {
 
 /**
  * Turns a CLI's tmux transcript into chat messages. Each CLI draws its conversation differently, so
- * each agent module has its own parser (DESIGN.md §2); adding a CLI adds one parser and its fixtures.
+ * each agent module has its own parser (docs/architecture.md, "Adding a CLI"); adding a CLI adds one parser and its fixtures.
  */
 export interface ChatParser {
   readonly cli: Cli;

@@ -6,6 +6,7 @@ import {
   ChatMessageSource,
   Cli,
   type Session,
+  SessionStatus,
   SessionType,
   StatusReason,
 } from "../../../gen/staragent/v1/session_pb.js";
@@ -19,6 +20,7 @@ import {
 } from "../../../gen/staragent/v1/session_service_pb.js";
 import { sleep } from "../../common/async-queue.js";
 import { DEFAULT_HISTORY_LINES, MAX_HISTORY_LINES } from "../../common/history-lines.js";
+import { KeyedLock } from "../../common/keyed-lock.js";
 import type { Logger } from "../../common/log.js";
 import { sessionResourceName } from "../../common/resource-names.js";
 import type { AgentModule } from "../agents/agent.js";
@@ -31,7 +33,6 @@ import { type TmuxClient, TmuxError } from "../tmux/client.js";
 import { chatDelta, encodeCursor } from "./chat-cursor.js";
 import type { ParsedMessage } from "./chat-parser.js";
 import { validateChatText } from "./chat-text.js";
-import { KeyedLock } from "./keyed-lock.js";
 import { answerLogChat, answerOlderPage, type LogChatMessage, SCREEN_MERGE_MARGIN } from "./log-chat.js";
 import { type ClientCopy, decodeLogCursor, decodePageToken, logGeneration, oldestEntry } from "./log-cursor.js";
 import { MessageIds } from "./message-ids.js";
@@ -57,12 +58,17 @@ export interface MachineChatOptions {
   /** The machine's CLIs: each session's chat parser and native-log reader. */
   readonly agents: AgentRegistry;
   readonly log: Logger;
+  /**
+   * The machine's per-session input lock, shared with AnswerPrompt so a message and an answer never
+   * interleave; a lock of its own when not given.
+   */
+  readonly inputLock?: KeyedLock;
   /** Overrides CONFIRM_TIMEOUT_MS (tests of the unconfirmed path). */
   readonly confirmTimeoutMs?: number;
 }
 
 /**
- * Chat over one machine's sessions (DESIGN.md §7, docs/chat.md). For a CLI that keeps a native log,
+ * Chat over one machine's sessions (docs/chat.md). For a CLI that keeps a native log,
  * GetChat reads the history from the log the session's own process is bound to (the status
  * engine's binding) and adds the screen's live tail; otherwise it parses the active pane's
  * transcript with the parser of the session's CLI. SendChatMessage types a message into the pane
@@ -70,9 +76,11 @@ export interface MachineChatOptions {
  */
 export class MachineChat implements ChatBackend {
   private readonly ids = new MessageIds();
-  private readonly sends = new KeyedLock(MAX_QUEUED_SENDS);
+  private readonly sends: KeyedLock;
 
-  constructor(private readonly options: MachineChatOptions) {}
+  constructor(private readonly options: MachineChatOptions) {
+    this.sends = options.inputLock ?? newInputLock();
+  }
 
   async getChat(tmuxName: string, request: GetChatRequest): Promise<GetChatResponse> {
     const historyLines = checkHistoryLines(request.historyLines);
@@ -85,14 +93,23 @@ export class MachineChat implements ChatBackend {
     }
     const copy = request.cursor === "" ? undefined : decodeLogCursor(request.cursor);
     const before = request.before === "" ? undefined : decodePageToken(request.before);
-    const session = await this.options.sessions.getSession(tmuxName);
-    this.refuseSystem(tmuxName, session.type, "has no chat");
-    const { pane, observation } = this.context(tmuxName);
+    const current = await this.options.sessions.getSession(tmuxName);
+    this.refuseSystem(tmuxName, current.type, "has no chat");
+    // A session that went outside StarAgent has no pane: its chat is its agent's native log alone.
+    const gone = this.options.sessions.sessionContext(tmuxName)
+      ? undefined
+      : this.options.sessions.goneAgent?.(tmuxName);
+    const context = gone ? undefined : this.context(tmuxName);
+    // An agent that exited leaves its conversation in its native log: the chat reads on from there
+    // (the screen, a shell's or a dead pane's now, is no longer the agent's).
+    const past = gone ?? context?.pastAgent;
+    const observation = past ?? context?.observation;
+    const session = past ? { ...current, cli: past.cli } : current;
     const reader = this.options.agents.historyFor(session.cli);
     const log = boundLog(observation);
     if (before) return this.olderPage(tmuxName, session, reader, log, observation, before, pageSize);
-    const lines = await this.capture(tmuxName, pane.paneId, historyLines);
-    const parsed = this.options.agents.chatParserFor(session.cli).parse(lines);
+    const lines = context ? await this.capture(tmuxName, context.pane.paneId, historyLines) : [];
+    const parsed = past ? [] : this.options.agents.chatParserFor(session.cli).parse(lines);
     const window =
       reader && log
         ? await reader.read(log, {
@@ -102,13 +119,19 @@ export class MachineChat implements ChatBackend {
         : undefined;
     if (!window) {
       const detail = screenOnlyDetail(this.options.agents.get(session.cli), reader !== undefined, log, observation);
-      return this.screenChat(tmuxName, pane.paneId, historyLines, session, parsed, request.cursor, detail);
+      if (!context) {
+        throw new ConnectError(
+          `${tmuxName} has ended and its agent's native log cannot be read any more (${detail})`,
+          Code.FailedPrecondition,
+        );
+      }
+      return this.screenChat(tmuxName, context.pane.paneId, historyLines, session, parsed, request.cursor, detail);
     }
     // A follower whose copy reaches further back than this read could is brought up to date afresh.
     const usable: ClientCopy | undefined = copy && window.reachedSince ? copy : undefined;
     const answer = answerLogChat(window, parsed, pageSize, usable);
     return create(GetChatResponseSchema, {
-      messages: answer.messages.map(toChatMessage),
+      messages: answer.messages.map((entry) => toChatMessage(entry, session.cli)),
       nextCursor: answer.nextCursor,
       reset: answer.reset,
       revision: session.chatRevision,
@@ -145,7 +168,7 @@ export class MachineChat implements ChatBackend {
     }
     const answer = answerOlderPage(window);
     return create(GetChatResponseSchema, {
-      messages: answer.messages.map(toChatMessage),
+      messages: answer.messages.map((entry) => toChatMessage(entry, session.cli)),
       nextCursor: "",
       reset: false,
       revision: session.chatRevision,
@@ -177,6 +200,7 @@ export class MachineChat implements ChatBackend {
           toolName: message.toolName ?? "",
           toolTarget: message.toolTarget ?? "",
           source: ChatMessageSource.SCREEN,
+          cli: session.cli,
         }),
       ),
       nextCursor: encodeCursor(chat, historyLines),
@@ -189,16 +213,35 @@ export class MachineChat implements ChatBackend {
     });
   }
 
+  /**
+   * Types a message (SendChatMessage). `blocker`, when given, is asked about the session as read under
+   * its send lock, just before typing: a reason refuses the send (FAILED_PRECONDITION, nothing typed).
+   * Queued messages use it so that nothing is typed into a turn that began meanwhile.
+   */
   async sendChatMessage(
     tmuxName: string,
     request: SendChatMessageRequest,
     signal: AbortSignal,
+    blocker?: (session: Session) => string | undefined,
   ): Promise<SendChatMessageResponse> {
     const text = validateChatText(request.text);
     return this.sends.run(tmuxName, async () => {
       const { sessions, log } = this.options;
+      // A send that depends on the status (a queued message) looks at tmux and the log as they are now.
+      if (blocker) await sessions.sessionContext(tmuxName)?.fresh();
       const session = await sessions.getSession(tmuxName);
       this.refuseSystem(tmuxName, session.type, "does not take chat messages; nothing was typed");
+      if (session.ended) {
+        const status = session.ended.exitStatus === undefined ? "" : ` with status ${session.ended.exitStatus}`;
+        throw new ConnectError(
+          `${tmuxName} has ended (its last process exited${status}), so nothing was typed: start a new session, or dismiss this one with StopSession`,
+          Code.FailedPrecondition,
+        );
+      }
+      const blocked = blocker?.(session);
+      if (blocked !== undefined) {
+        throw new ConnectError(`${tmuxName} is not ready: ${blocked}; nothing was typed`, Code.FailedPrecondition);
+      }
       if (session.statusReason === StatusReason.PROCESS_EXITED) {
         throw new ConnectError(`the program in ${tmuxName} has exited; nothing was typed`, Code.FailedPrecondition);
       }
@@ -211,15 +254,16 @@ export class MachineChat implements ChatBackend {
       const context = this.context(tmuxName);
       const { pane, observation } = context;
       const before = observation?.lastUserTurn ?? "";
+      const duringTurn = session.status === SessionStatus.WORKING;
       if (signal.aborted) throw new ConnectError("the caller went away; nothing was typed", Code.Canceled);
       try {
-        await pasteMessage(this.options.tmux, pane.paneId, text);
+        await pasteMessage(this.options.tmux, pane.paneId, text, this.options.agents.get(session.cli)?.submitQuietMs);
       } catch (err) {
         if (err instanceof TmuxError && err.isNotFound) throw this.notFound(tmuxName);
         throw err;
       }
       log.info("chat message typed", { session: tmuxName, bytes: Buffer.byteLength(text) });
-      const cliName = (Cli[session.cli] ?? "cli").toLowerCase();
+      const cliName = this.options.agents.nameOf(session.cli, "cli");
       // hasNativeLog says the CLI keeps one, even before the first prompt creates it: a session with no
       // log yet is confirmed by the log appearing with the new user turn.
       if (observation?.hasNativeLog !== true) {
@@ -228,25 +272,45 @@ export class MachineChat implements ChatBackend {
           confirmationDetail: "no native log: typed only",
         });
       }
-      const confirmed = await this.waitForNewUserTurn(context, before, signal);
+      const seen = await this.waitForNewUserTurn(context, session.cli, before, signal);
+      const confirmed = seen !== undefined;
       log.info(confirmed ? "chat message confirmed" : "chat message not confirmed", { session: tmuxName });
       const seconds = (this.options.confirmTimeoutMs ?? CONFIRM_TIMEOUT_MS) / 1000;
       return create(SendChatMessageResponseSchema, {
         confirmed,
-        confirmationDetail: confirmed
-          ? `${cliName} native log shows the new user turn`
-          : `typed, but the ${cliName} native log showed no new user turn within ${seconds} s`,
+        confirmationDetail: !confirmed
+          ? duringTurn
+            ? `typed while ${cliName} was working on a turn; its native log showed no new user turn within ${seconds} s (a CLI that holds a message typed during a turn takes it up when that turn ends, and the chat shows it then)`
+            : `typed, but the ${cliName} native log showed no new user turn within ${seconds} s`
+          : seen === "exited"
+            ? `${cliName} exited after it`
+            : seen.lastUserTurnJoined
+              ? `${cliName} steered it into the running turn (its native log shows it in that turn)`
+              : `${cliName} native log shows the new user turn`,
       });
     });
   }
 
-  /** Re-reads the native state until its newest user turn differs from `before`, or the deadline. */
-  private async waitForNewUserTurn(context: SessionContext, before: string, signal: AbortSignal): Promise<boolean> {
+  /**
+   * Re-reads the native state until its newest user turn differs from `before` (and returns that
+   * observation), or until `cli` no longer runs in the session ("exited": the message was taken, as
+   * `/exit` is, and the agent's exit is its answer; its pane is a shell or gone now), or the deadline
+   * (undefined).
+   */
+  private async waitForNewUserTurn(
+    context: SessionContext,
+    cli: Cli,
+    before: string,
+    signal: AbortSignal,
+  ): Promise<SessionObservation | "exited" | undefined> {
     const deadline = Date.now() + (this.options.confirmTimeoutMs ?? CONFIRM_TIMEOUT_MS);
     for (;;) {
-      const now = (await context.fresh())?.lastUserTurn ?? "";
-      if (now !== "" && now !== before) return true;
-      if (Date.now() >= deadline || signal.aborted) return false;
+      const observation = await context.fresh();
+      // No observation: the session has gone.
+      if (!observation || agentExited(observation, cli)) return "exited";
+      const now = observation.lastUserTurn ?? "";
+      if (now !== "" && now !== before) return observation;
+      if (Date.now() >= deadline || signal.aborted) return undefined;
       await sleep(CONFIRM_POLL_MS, signal);
     }
   }
@@ -282,6 +346,21 @@ export class MachineChat implements ChatBackend {
   }
 }
 
+/** A per-session input lock for a machine: chat sends and prompt answers are typed one at a time. */
+export function newInputLock(): KeyedLock {
+  return new KeyedLock(MAX_QUEUED_SENDS);
+}
+
+/**
+ * True when `cli` no longer runs in the session, as its newest observation shows: its pane is a shell
+ * again (a created session's pane returns to a login shell), or the pane's process has exited.
+ */
+function agentExited(observation: SessionObservation, cli: Cli): boolean {
+  return (
+    observation.cli !== cli && (observation.cli === Cli.SHELL || observation.reason === StatusReason.PROCESS_EXITED)
+  );
+}
+
 /** `page_size` as asked (0 means the default); INVALID_ARGUMENT outside the allowed range. */
 function checkPageSize(value: number): number {
   if (value === 0) return DEFAULT_PAGE_SIZE;
@@ -315,8 +394,10 @@ function screenOnlyDetail(
   return `screen only: its native log ${log.path}${log.session ? ` (session ${log.session})` : ""} cannot be read yet`;
 }
 
-function toChatMessage(entry: LogChatMessage) {
+/** A message of a log-backed chat; `cli` is the CLI whose log (or screen) it came from: its writer. */
+function toChatMessage(entry: LogChatMessage, cli: Cli) {
   return create(ChatMessageSchema, {
+    cli,
     id: `${entry.id}`,
     role: entry.message.role,
     text: entry.message.text,

@@ -1,6 +1,6 @@
 import { Cli, SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
 import { SYSTEM_SESSION_NAMES } from "../../common/resource-names.js";
-import { type AgentContext, type AgentModule, SCREEN_RECHECK_MS } from "../agents/agent.js";
+import { type AgentContext, type AgentModule, type AgentSignals, SCREEN_RECHECK_MS } from "../agents/agent.js";
 import type { ProcessInfo, ProcessTable } from "../agents/process-table.js";
 import type { AgentRegistry } from "../agents/registry.js";
 import type { TmuxClient } from "../tmux/client.js";
@@ -8,6 +8,7 @@ import type { PaneInfo } from "../tmux/panes.js";
 import { agentObservation, plainObservation, type SessionInspector, type SessionObservation } from "./observation.js";
 import { type FoundAgent, PaneProcesses } from "./pane-processes.js";
 import { decideStatus } from "./precedence.js";
+import { PromptConfirmations, type PromptStanding } from "./prompt-confirmations.js";
 import { paneBottom } from "./screen.js";
 import { ScreenCache } from "./screen-cache.js";
 import { reuseStamps, SettledSessions } from "./settled-sessions.js";
@@ -38,13 +39,14 @@ interface PaneInspection {
 /**
  * The status engine: finds the CLI in each session's active pane (`PaneProcesses`), lets its agent
  * module read the native state and the pane bottom (`ScreenCache`), and applies the precedence of
- * DESIGN.md §5. While a watch loop subscribes (`watchChanges`), a settled session's observation is
+ * docs/status.md. While a watch loop subscribes (`watchChanges`), a settled session's observation is
  * reused until something it depends on changes (`SettledSessions`).
  */
 export class StatusEngine implements SessionInspector {
   private readonly processes: PaneProcesses;
   private readonly screens: ScreenCache;
   private readonly settled = new SettledSessions();
+  private readonly prompts = new PromptConfirmations();
   private readonly rootModules: readonly AgentModule[];
   private fastPoll = false;
 
@@ -96,11 +98,12 @@ export class StatusEngine implements SessionInspector {
     );
     this.fastPoll = fastPoll;
     this.screens.prune(live);
+    this.prompts.prune(live);
     await this.settled.prune(live);
     return out;
   }
 
-  /** DESIGN.md §5 for one pane: an exited pane, else its agent CLI, else its root program, else nothing tracked. */
+  /** The precedence (docs/status.md) for one pane: an exited pane, else its agent CLI, else its root program, else nothing tracked. */
   private async inspectPane(
     pane: PaneInfo,
     found: FoundAgent | undefined,
@@ -123,16 +126,32 @@ export class StatusEngine implements SessionInspector {
     }
     if (found && !system) {
       let screenRead = false;
-      const context = this.contextFor(pane, found.process, siblings, () => {
+      let capture: number | undefined;
+      const context = this.contextFor(pane, found.process, siblings, (read) => {
         screenRead = true;
+        capture = read;
       });
-      const signals = await found.agent.observe(context);
+      const observed = await found.agent.observe(context);
+      const standing = this.standing(pane.paneId, observed, capture);
+      const before = this.settled.previousOf(pane.paneId);
+      // A prompt just drawn, maybe half: the session shows what it showed before until a second
+      // capture (a pane seen for the first time: as without the prompt), so nothing announces it twice.
+      if (standing === "new" && before) {
+        return { observation: before, settled: false, fast: true, statePaths: observed.statePaths ?? [] };
+      }
+      const signals =
+        standing === "confirmed"
+          ? observed
+          : standing === "new"
+            ? withoutPrompt(observed)
+            : withoutPromptDetails(observed);
       const { status, reason } = signals.verdict ?? decideStatus(signals, seenId);
       const observation = agentObservation(found.agent.cli, found.process, signals, { status, reason }, paneRevision);
       const statePaths = signals.statePaths ?? [];
       const settled =
         statePaths.length > 0 &&
         !screenRead &&
+        signals.pending !== true &&
         status !== SessionStatus.WORKING &&
         reason !== StatusReason.INPUT_PROMPT;
       return { observation, settled, fast: !settled, statePaths };
@@ -144,21 +163,47 @@ export class StatusEngine implements SessionInspector {
       return computed(Cli.OTHER, SessionStatus.IDLE, StatusReason.NOT_TRACKED, detail, command);
     }
     if (system) return computed(program.cli, SessionStatus.IDLE, StatusReason.NOT_TRACKED, "system session", command);
-    const signals = await program.observe(this.contextFor(pane, root, [], () => undefined));
+    let capture: number | undefined;
+    const observed = await program.observe(
+      this.contextFor(pane, root, [], (read) => {
+        capture = read;
+      }),
+    );
+    const signals =
+      this.standing(pane.paneId, observed, capture) === "confirmed" ? observed : withoutPromptDetails(observed);
     const { status, reason } = signals.verdict ?? decideStatus(signals, seenId);
     return computed(program.cli, status, reason, signals.detail, command);
+  }
+
+  /**
+   * How the look's prompt stands (PromptConfirmations): a prompt's details and fingerprint are given
+   * only once two screen captures read it alike, and until then the pane's next look reads the screen
+   * afresh. A prompt read from no screen (a native log) stands as read.
+   */
+  private standing(paneId: string, signals: AgentSignals, capture: number | undefined): PromptStanding {
+    const pending = signals.prompt?.pending;
+    if (!pending) {
+      this.prompts.forget(paneId);
+      return "confirmed";
+    }
+    if (capture === undefined) return "confirmed";
+    const standing = this.prompts.confirm(paneId, pending.fingerprint, capture);
+    if (standing !== "confirmed") this.screens.expire(paneId);
+    return standing;
   }
 
   private contextFor(
     pane: PaneInfo,
     process: ProcessInfo,
     siblings: readonly ProcessInfo[],
-    onScreenRead: () => void,
+    onScreenRead: (capture: number) => void,
   ): AgentContext {
     let screen: Promise<string> | undefined;
     const whole = (maxAgeMs: number) => {
-      onScreenRead();
-      screen ??= this.screens.read(pane, maxAgeMs);
+      screen ??= this.screens.readCapture(pane, maxAgeMs).then((read) => {
+        onScreenRead(read.capture);
+        return read.text;
+      });
       return screen;
     };
     return {
@@ -171,4 +216,16 @@ export class StatusEngine implements SessionInspector {
       env: () => this.processes.environmentOf(process),
     };
   }
+}
+
+/** The signals with their prompt's kind and question line only (no subject, choices or fingerprint). */
+function withoutPromptDetails(signals: AgentSignals): AgentSignals {
+  const prompt = signals.prompt;
+  return prompt ? { ...signals, prompt: { kind: prompt.kind, text: prompt.text } } : signals;
+}
+
+/** The signals as if no prompt were on screen. */
+function withoutPrompt(signals: AgentSignals): AgentSignals {
+  const { prompt: _, ...rest } = signals;
+  return rest;
 }

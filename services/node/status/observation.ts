@@ -1,6 +1,13 @@
-import { type Cli, PromptKind, type SessionStatus, type StatusReason } from "../../../gen/staragent/v1/session_pb.js";
+import {
+  type Cli,
+  type PendingPrompt,
+  PromptKind,
+  type SessionStatus,
+  type StatusReason,
+} from "../../../gen/staragent/v1/session_pb.js";
 import type { AgentSignals } from "../agents/agent.js";
 import type { ProcessInfo } from "../agents/process-table.js";
+import { limitDetail, type UsageReading } from "../agents/usage/usage.js";
 import type { PaneInfo } from "../tmux/panes.js";
 
 /** What the status engine concluded about one session's active pane. */
@@ -11,8 +18,12 @@ export interface SessionObservation {
   /** The visible question when reason is INPUT_PROMPT. */
   readonly prompt: string;
   readonly promptKind: PromptKind;
+  /** The prompt in full when reason is INPUT_PROMPT and the CLI's prompt reader could read it. */
+  readonly pendingPrompt?: PendingPrompt;
   /** Identity of the newest completed turn ("" when none). */
   readonly completionId: string;
+  /** The last line of that turn's reply ("" when unknown). */
+  readonly replyExcerpt?: string;
   /** How the status was derived, for people troubleshooting. */
   readonly detail: string;
   /** argv of the CLI (or the foreground program), joined for display. */
@@ -23,6 +34,8 @@ export interface SessionObservation {
   readonly chatRevision: string;
   /** Identity of the newest user prompt in the native log, when the CLI has one (see AgentSignals). */
   readonly lastUserTurn?: string;
+  /** True when that prompt was steered into a turn already running (see AgentSignals). */
+  readonly lastUserTurnJoined?: boolean;
   /**
    * True when the session's CLI keeps a native log (claude, codex, opencode: even before the first
    * prompt creates it), so chat delivery can be confirmed by the new user turn appearing there.
@@ -34,6 +47,8 @@ export interface SessionObservation {
   readonly chatLogSession?: string;
   /** How the log was bound, or why none was. */
   readonly chatLogDetail?: string;
+  /** Tokens, context, model and plan limits of the conversation, when the CLI records them. */
+  readonly usage?: UsageReading;
 }
 
 /** Turns the panes of a machine into observations; implemented by the status engine. */
@@ -75,18 +90,25 @@ export function agentObservation(
     reason,
     prompt: signals.prompt?.text ?? "",
     promptKind: signals.prompt?.kind ?? PromptKind.UNSPECIFIED,
+    ...(signals.prompt?.pending ? { pendingPrompt: signals.prompt.pending } : {}),
     completionId: signals.completionId,
-    detail: signals.detail,
+    replyExcerpt: signals.completionId === "" ? "" : (signals.replyExcerpt ?? ""),
+    // A session stopped by its plan's limit is not simply idle: the detail says so first.
+    detail: signals.usage?.limitReached
+      ? `${limitDetail(signals.usage.limitReached)}; ${signals.detail}`
+      : signals.detail,
     command: process.argv.join(" "),
     lastActivity: signals.lastActivity,
     // tmux's session_activity has 1 s resolution: the scrollback size, the cursor and the native
     // log's mtime change with finer grain, and none of them moves while a session is idle.
     chatRevision: `${paneRevision}.${signals.lastActivity?.getTime() ?? 0}`,
     lastUserTurn: signals.lastUserTurn ?? "",
+    lastUserTurnJoined: signals.lastUserTurnJoined ?? false,
     hasNativeLog: signals.hasNativeLog ?? false,
     chatLogPath: signals.chatLog?.path ?? "",
     chatLogSession: signals.chatLog?.session ?? "",
     chatLogDetail: signals.chatLogDetail ?? "",
+    usage: signals.usage,
   };
 }
 

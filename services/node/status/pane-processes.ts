@@ -11,6 +11,7 @@ import {
   stillRunning,
 } from "../agents/process-table.js";
 import type { PaneInfo } from "../tmux/panes.js";
+import { isKeepPaneWrapper } from "../tmux/sessions.js";
 
 /**
  * How often a pane without an agent CLI has its process tree read again while tmux reports the same
@@ -96,7 +97,9 @@ export class PaneProcesses {
         panePid: pane.panePid,
         command: pane.paneCurrentCommand,
         checkedAt: now,
-        root: tree[0],
+        // The wrapper that keeps a created session's pane is no part of what the person runs.
+        // The wrapper that keeps a created session's pane is no part of what the person runs.
+        root: tree.find((p) => !isKeepPaneWrapper(p)) ?? tree[0],
         found: this.findAgent(tree),
       };
       this.entries.set(pane.paneId, entry);

@@ -2,7 +2,7 @@ import { SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_p
 import type { AgentSignals } from "../agents/agent.js";
 
 /**
- * DESIGN.md §5: a visible prompt beats an active turn, which beats an unseen completion; otherwise
+ * docs/status.md: a visible prompt beats an active turn, which beats an unseen completion; otherwise
  * idle. `seenCompletionId` is what MarkSessionSeen stored for the session ("" when nothing).
  */
 export function decideStatus(

@@ -7,6 +7,8 @@ interface ScreenRead {
   readonly key: string;
   readonly at: number;
   readonly text: Promise<string>;
+  /** Which capture this is: numbered per cache, so two reads tell whether tmux was asked twice. */
+  readonly capture: number;
 }
 
 /**
@@ -16,18 +18,35 @@ interface ScreenRead {
  */
 export class ScreenCache {
   private readonly screens = new Map<string, ScreenRead>();
+  private captures = 0;
 
   constructor(private readonly tmux: TmuxClient) {}
 
   /** The pane's visible screen, reused when read less than `maxAgeMs` ago and the pane shows nothing new. */
   read(pane: PaneInfo, maxAgeMs: number): Promise<string> {
+    return this.readCapture(pane, maxAgeMs).then((r) => r.text);
+  }
+
+  /** As `read`, with the number of the capture the screen comes from. */
+  readCapture(pane: PaneInfo, maxAgeMs: number): Promise<{ text: string; capture: number }> {
     const key = `${pane.sessionActivity}|${pane.paneTitle}|${pane.windowWidth}x${pane.windowHeight}|${pane.alternateOn}`;
-    const cached = this.screens.get(pane.paneId);
+    let read = this.screens.get(pane.paneId);
     const now = Date.now();
-    if (cached && cached.key === key && now - cached.at < maxAgeMs) return cached.text;
-    const text = readPaneScreen(this.tmux, pane.paneId).catch(() => "");
-    this.screens.set(pane.paneId, { key, at: now, text });
-    return text;
+    if (!read || read.key !== key || now - read.at >= maxAgeMs) {
+      this.captures += 1;
+      read = { key, at: now, text: readPaneScreen(this.tmux, pane.paneId).catch(() => ""), capture: this.captures };
+      this.screens.set(pane.paneId, read);
+    }
+    const { text, capture } = read;
+    return text.then((t) => ({ text: t, capture }));
+  }
+
+  /**
+   * The pane's next read asks tmux again. The key's activity time has a resolution of a second, so a
+   * screen read while a program was still drawing could otherwise stand for up to `maxAgeMs`.
+   */
+  expire(paneId: string): void {
+    this.screens.delete(paneId);
   }
 
   /** Forgets the panes not in `live`. */

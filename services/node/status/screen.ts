@@ -1,6 +1,6 @@
 import type { TmuxClient } from "../tmux/client.js";
 
-/** Lines at the bottom of a pane that prompts and spinners are looked for in (FORMATS.md). */
+/** Lines at the bottom of a pane that prompts and spinners are looked for in (docs/status.md). */
 export const SCREEN_BOTTOM_LINES = 30;
 
 /**

@@ -74,6 +74,11 @@ export class SettledSessions {
     return this.generations.get(paneId) ?? 0;
   }
 
+  /** The observation last reported for the pane, if any. */
+  previousOf(paneId: string): SessionObservation | undefined {
+    return this.previous.get(paneId);
+  }
+
   /**
    * Records a fresh reading of a pane; returns the observation to report (the previous one when equal).
    * A settled one is reused by `reusable` until something it depends on changes.

@@ -3,8 +3,8 @@ import { sleep } from "../../common/async-queue.js";
 import type { Logger } from "../../common/log.js";
 import { WakeSignal } from "../../common/wake-signal.js";
 import type { TmuxServerProbe } from "../tmux/server-probe.js";
-import { sameModel } from "../watch-fanout.js";
 import type { SessionInspector } from "./observation.js";
+import { sameModel } from "./same-model.js";
 
 /**
  * How often the watch loop looks at tmux and the native logs while anyone watches and a session's

@@ -1,18 +1,13 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { eachTempDir } from "../../../test/support/temp-dir.js";
 import { createLogger } from "../../common/log.js";
 import { openStateFiles } from "./state-files.js";
 
 describe("state files", () => {
   let home: string;
-  beforeEach(async () => {
-    home = await mkdtemp(join(tmpdir(), "sa-state-"));
-  });
-  afterEach(async () => {
-    await rm(home, { recursive: true, force: true });
-  });
+  eachTempDir("sa-state-", (made) => (home = made));
   const open = () => openStateFiles(home, createLogger("store", "error"));
 
   it("round-trips adopted sessions and seen completions in $STARAGENT_HOME", async () => {
@@ -44,5 +39,21 @@ describe("state files", () => {
     const aside = (await readdir(home)).filter((n) => n.startsWith(`${name}.corrupt-`));
     expect(aside).toHaveLength(1);
     expect(await readFile(join(home, aside[0] ?? ""), "utf8")).toBe(content);
+  });
+
+  it("reads entries written without the optional fields, and logs where a bad file is wrong", async () => {
+    await writeFile(join(home, "adopted_sessions.json"), '{"sessions":[{"tmuxSession":"a","sessionCreated":5}]}');
+    expect((await open().adopted.read()).sessions).toEqual([
+      { tmuxSession: "a", sessionCreated: 5, adoptTime: "", cli: "" },
+    ]);
+    await writeFile(join(home, "seen.json"), '{"seen":[{"tmuxSession":"a","completionId":7}]}');
+    const lines: string[] = [];
+    await openStateFiles(
+      home,
+      createLogger("store", "warn", (l) => lines.push(l)),
+    ).seen.read();
+    expect(lines.join("\n")).toContain(
+      "seen.json at seen.0.completionId: Invalid type: Expected string but received 7",
+    );
   });
 });

@@ -1,5 +1,6 @@
-import { chmod, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomic } from "../../common/atomic-write.js";
 import { SECRET_VARIABLES } from "../../common/config.js";
 
 /** The folder under `$STARAGENT_HOME` where a system session's secrets wait for its process (mode 0700). */
@@ -17,8 +18,7 @@ export function secretsFile(home: string, service: string): string {
  * read, taken and removed at once by the process: never through tmux's command line (`new-session -e`
  * shows in `ps`) nor tmux's environment (every pane would inherit them).
  *
- * Writes `secrets` for `service`'s next start (mode 0600, in a 0700 folder, written to a temporary
- * file and renamed); removes any stale file when there are none.
+ * Writes `secrets` for `service`'s next start (mode 0600, in a 0700 folder, written atomically); removes any stale file when there are none.
  */
 export async function putLaunchSecrets(home: string, service: string, secrets: Record<string, string>): Promise<void> {
   const file = secretsFile(home, service);
@@ -28,10 +28,7 @@ export async function putLaunchSecrets(home: string, service: string, secrets: R
   }
   await mkdir(join(home, SECRETS_DIR), { recursive: true, mode: 0o700 });
   await chmod(join(home, SECRETS_DIR), 0o700);
-  const tmp = `${file}.tmp-${process.pid}`;
-  await writeFile(tmp, JSON.stringify(secrets), { mode: 0o600 });
-  await chmod(tmp, 0o600);
-  await rename(tmp, file);
+  await writeFileAtomic(file, JSON.stringify(secrets), 0o600);
 }
 
 /**

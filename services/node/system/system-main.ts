@@ -103,13 +103,26 @@ function status(state: SystemState): string {
   return state.exitStatus === undefined ? "" : ` (status ${state.exitStatus})`;
 }
 
+/** What the supervisor of a running session did: restarts, the last exit and the output before it. */
+function supervised(state: SystemState): string[] {
+  const s = state.supervision;
+  if (!s || s.lastExitAt === undefined) return [];
+  const exited = `exited with status ${s.lastExitStatus} at ${new Date(s.lastExitAt).toISOString()}`;
+  const restarts = `restarted ${s.restarts} ${s.restarts === 1 ? "time" : "times"}`;
+  const head =
+    s.nextStartAt !== undefined
+      ? `  ${exited}; starting it again in ${Math.max(0, Math.ceil((s.nextStartAt - Date.now()) / 1000))} s (${restarts} so far); its last output:`
+      : `  ${restarts}; it last ${exited}; its last output then:`;
+  return [head, ...(s.lastLines ?? []).map((l) => `    ${l}`)];
+}
+
 /** One line (and, for an exited service, its last output) for `status`. */
 function describe(state: SystemState): string {
   const since = state.since ? ` since ${state.since.toISOString()}` : "";
   const where = state.url === undefined ? "" : `, ${state.url}`;
   switch (state.state) {
     case "running":
-      return `${state.session}: running (pid ${state.pid}${since}${where})\n`;
+      return [`${state.session}: running (pid ${state.pid}${since}${where})`, ...supervised(state), ""].join("\n");
     case "stopped":
       return `${state.session}: not running\n`;
     case "exited":

@@ -5,7 +5,9 @@ import { NEXT_COMMAND, sessionTarget, type TmuxClient } from "../tmux/client.js"
 import { recordFormat } from "../tmux/format-records.js";
 import { ORIGIN_OPTION } from "../tmux/panes.js";
 import { EXEC_ARGV_PREFIX } from "../tmux/sessions.js";
+import { parseSupervision, SUPERVISION_OPTION, type SupervisionRecord } from "../tmux/supervision-record.js";
 import { putLaunchSecrets } from "./launch-secrets.js";
+import { DEFAULT_RESTART_TIMINGS, type RestartTimings, timingFlags } from "./supervisor.js";
 import { pathExists, planTailscaled, probeTailscaledHost, type TailscaledProbePaths } from "./tailscaled.js";
 
 /** StarAgent's own services, each run in its tmux session by `staragent system`. */
@@ -73,6 +75,8 @@ export interface SystemState {
   readonly url?: string;
   /** The end of its output, when it exited. */
   readonly lastLines?: readonly string[];
+  /** What the session's supervisor recorded: restarts, the last exit and its output. */
+  readonly supervision?: SupervisionRecord;
 }
 
 /** What `start` did. */
@@ -98,6 +102,8 @@ export interface SystemSessionsOptions {
   readonly env: NodeJS.ProcessEnv;
   /** Where to look for tailscaled, a TUN device and systemd. */
   readonly probePaths: TailscaledProbePaths;
+  /** How the sessions' supervisors pace restarts (DEFAULT_RESTART_TIMINGS; tests shorten them). */
+  readonly restartTimings?: RestartTimings;
 }
 
 /**
@@ -105,8 +111,11 @@ export interface SystemSessionsOptions {
  * session on this machine's tmux server, so they survive the terminal that started them, show in
  * the dashboard as type SYSTEM with a live terminal, and are found, reported and stopped by name.
  * Every operation is idempotent: starting a running service and stopping a stopped one change
- * nothing and say so. A session whose service exited keeps its pane (`remain-on-exit`), so `status`
- * can show why; `start` replaces it.
+ * nothing and say so. Each session runs its service under a supervisor (`staragent system
+ * supervise`, supervisor.ts) that starts it again with a growing wait whenever it exits, as a person
+ * expects of a service, and records why it went (exit status, last lines) where `status` and the
+ * Session show it. A session whose supervisor itself ended keeps its pane (`remain-on-exit`), so
+ * `status` can show why; `start` replaces it.
  */
 export class SystemSessions {
   constructor(private readonly options: SystemSessionsOptions) {}
@@ -114,7 +123,13 @@ export class SystemSessions {
   /** The state of `service`'s session. */
   async status(service: SystemService): Promise<SystemState> {
     const session = systemSessionName(service);
-    const format = recordFormat(["#{pane_pid}", "#{pane_dead}", "#{pane_dead_status}", "#{session_created}"]);
+    const format = recordFormat([
+      "#{pane_pid}",
+      "#{pane_dead}",
+      "#{pane_dead_status}",
+      "#{session_created}",
+      `#{${SUPERVISION_OPTION}}`,
+    ]);
     const output = await this.options.tmux
       .query(["list-panes", "-t", sessionTarget(session), "-F", format.format])
       .catch((err: unknown) => {
@@ -123,10 +138,11 @@ export class SystemSessions {
       });
     const [pane] = format.parse(output);
     if (!pane) return { service, session, state: "stopped" };
-    const [pid, dead, status, created] = pane;
+    const [pid, dead, status, created, recorded] = pane;
     const since = new Date(Number(created) * 1000);
     const screen = await this.screen(session);
     const url = service === "tailscaled" ? undefined : listeningUrl(screen);
+    const supervision = parseSupervision(recorded ?? "");
     if (dead === "1") {
       return {
         service,
@@ -136,9 +152,10 @@ export class SystemSessions {
         url,
         exitStatus: status === "" ? undefined : Number(status),
         lastLines: lastLines(screen),
+        supervision,
       };
     }
-    return { service, session, state: "running", pid: Number(pid), since, url };
+    return { service, session, state: "running", pid: Number(pid), since, url, supervision };
   }
 
   /**
@@ -178,6 +195,12 @@ export class SystemSessions {
           ...Object.entries(launch.env).flatMap(([name, value]) => ["-e", `${name}=${value}`]),
           "--",
           ...EXEC_ARGV_PREFIX,
+          ...this.options.launcher,
+          "system",
+          "supervise",
+          service,
+          ...timingFlags(this.options.restartTimings ?? DEFAULT_RESTART_TIMINGS),
+          "--",
           ...launch.argv,
           NEXT_COMMAND,
           "set-option",
@@ -285,6 +308,11 @@ export class SystemSessions {
     let exitedAt: number | undefined;
     for (;;) {
       const state = await this.status(service);
+      const exit = state.supervision;
+      if (exit?.lastExitAt !== undefined) {
+        // The service exited before it was up: that is an exit at once, whatever the supervisor would do next.
+        return { ...state, state: "exited", exitStatus: exit.lastExitStatus, lastLines: exit.lastLines };
+      }
       if (state.state === "exited") {
         exitedAt ??= Date.now();
         if (state.exitStatus !== undefined || Date.now() - exitedAt >= EXIT_STATUS_WAIT_MS) return state;

@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { ExitCause } from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import type { KeyedLock } from "../../common/keyed-lock.js";
 import type { Logger } from "../../common/log.js";
 import type { TmuxClient } from "../tmux/client.js";
 import { MAX_ATTACHMENTS_PER_CALLER, MAX_ATTACHMENTS_PER_SESSION } from "./limits.js";
@@ -15,6 +17,8 @@ const ATTACHMENT_ID_BYTES = 16;
 export interface AttachmentManagerOptions {
   readonly tmux: TmuxClient;
   readonly log: Logger;
+  /** The machine's per-session input lock, shared with chat sends and prompt answers. */
+  readonly inputLock?: KeyedLock;
   readonly maxPerSession?: number;
   readonly maxPerCaller?: number;
 }
@@ -39,6 +43,11 @@ export class AttachmentManager {
 
   constructor(private readonly options: AttachmentManagerOptions) {
     this.sizePoll = new SizePoll(options.tmux, () => this.sessions.values(), options.log);
+  }
+
+  /** True while the machine's size poll is due or running (`SizePoll.active`). */
+  get sizePolling(): boolean {
+    return this.sizePoll.active;
   }
 
   /** Open attachments (for tests and benchmarks: a bounded measure of what the machine holds). */
@@ -71,7 +80,7 @@ export class AttachmentManager {
     bump(this.perCaller, owner, 1);
     let terminal = this.sessions.get(session);
     if (!terminal) {
-      terminal = new SessionTerminal(session, this.options.tmux, this.options.log);
+      terminal = new SessionTerminal(session, this.options.tmux, this.options.log, this.options.inputLock);
       this.sessions.set(session, terminal);
     }
     const id = randomBytes(ATTACHMENT_ID_BYTES).toString("base64url");
@@ -107,7 +116,7 @@ export class AttachmentManager {
   async close(): Promise<void> {
     this.closing = true;
     this.sizePoll.stop();
-    await Promise.all([...this.sessions.values()].map((s) => s.closeAll("server stopping")));
+    await Promise.all([...this.sessions.values()].map((s) => s.closeAll("server stopping", ExitCause.SERVER_STOPPING)));
   }
 
   private release(id: string | undefined, session: string, owner: string): void {

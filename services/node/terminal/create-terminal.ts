@@ -1,5 +1,6 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { TerminalStream } from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import type { KeyedLock } from "../../common/keyed-lock.js";
 import type { Logger } from "../../common/log.js";
 import type { TmuxClient } from "../tmux/client.js";
 import { AttachmentManager } from "./attachment-manager.js";
@@ -12,6 +13,11 @@ export interface TerminalConfig {
   /** The machine's tmux client (the same socket as its Machine). */
   readonly tmux: TmuxClient;
   readonly log: Logger;
+  /**
+   * The machine's per-session input lock (chat sends and prompt answers hold it while they type):
+   * every keystroke takes it, so terminal input never lands inside a half-typed message or answer.
+   */
+  readonly inputLock?: KeyedLock;
 }
 
 /** A machine's terminal: its TerminalStream routes and the attachments behind them. */
@@ -28,10 +34,14 @@ export interface MachineTerminal {
   close(): Promise<void>;
 }
 
-/** Builds the terminal of one machine (DESIGN.md §6). */
+/** Builds the terminal of one machine (docs/terminal.md). */
 export function createTerminal(config: TerminalConfig): MachineTerminal {
   const log = config.log.child("terminal");
-  const manager = new AttachmentManager({ tmux: config.tmux, log });
+  const manager = new AttachmentManager({
+    tmux: config.tmux,
+    log,
+    ...(config.inputLock ? { inputLock: config.inputLock } : {}),
+  });
   const service = new NodeTerminalService({ nodeName: config.nodeName, manager, tmux: config.tmux, log });
   return {
     routes: (router) => {

@@ -1,15 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { OutputFlowControl } from "./flow-control.js";
 
+/** Flow control between the two watermarks, recording its pauses and resumes. */
+function watermarks(highWatermark: number, lowWatermark: number) {
+  const calls: string[] = [];
+  const flow = new OutputFlowControl({
+    highWatermark,
+    lowWatermark,
+    pause: () => calls.push("pause"),
+    resume: () => calls.push("resume"),
+  });
+  return { calls, flow };
+}
+
 describe("OutputFlowControl", () => {
   it("pauses above the high watermark and resumes only below the low one", () => {
-    const calls: string[] = [];
-    const flow = new OutputFlowControl({
-      highWatermark: 100,
-      lowWatermark: 20,
-      pause: () => calls.push("pause"),
-      resume: () => calls.push("resume"),
-    });
+    const { calls, flow } = watermarks(100, 20);
     flow.received(60);
     flow.sent(1, 60);
     flow.received(60);
@@ -29,13 +35,7 @@ describe("OutputFlowControl", () => {
   });
 
   it("counts queued bytes that were never sent as unacknowledged", () => {
-    const calls: string[] = [];
-    const flow = new OutputFlowControl({
-      highWatermark: 100,
-      lowWatermark: 20,
-      pause: () => calls.push("pause"),
-      resume: () => calls.push("resume"),
-    });
+    const { calls, flow } = watermarks(100, 20);
     flow.received(150);
     flow.sent(1, 50);
     flow.ack(1);

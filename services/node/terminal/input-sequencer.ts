@@ -2,8 +2,12 @@ import { Code, ConnectError } from "@connectrpc/connect";
 
 /** What an input sequencer is built from. */
 export interface InputSequencerOptions {
-  /** Types bytes into the terminal; called strictly in sequence order, once per sequence number. */
-  readonly write: (data: Uint8Array) => void;
+  /**
+   * Types bytes into the terminal; called strictly in sequence order, once per sequence number. It
+   * returns a promise when the bytes wait to be typed (behind the session's input lock, while a chat
+   * message or a prompt's answer is being typed); the calls are then acknowledged once it settles.
+   */
+  readonly write: (data: Uint8Array) => Promise<void> | undefined;
   /** How long an input ahead of a gap waits for the missing ones. */
   readonly gapWaitMs: number;
   /** Inputs that may wait for a gap at once. */
@@ -27,6 +31,8 @@ export class InputSequencer {
   private appliedSequence = 0;
   private readonly pending = new Map<number, PendingInput>();
   private closedWith: ConnectError | undefined;
+  /** The last write that waits to be typed, if one does. */
+  private typing: Promise<void> | undefined;
 
   constructor(private readonly options: InputSequencerOptions) {}
 
@@ -38,11 +44,11 @@ export class InputSequencer {
   /** Types `data` as input number `sequence` (1, 2, ...) in order; resolves with the applied sequence. */
   submit(sequence: number, data: Uint8Array): Promise<number> {
     if (this.closedWith) return Promise.reject(this.closedWith);
-    if (sequence <= this.appliedSequence) return Promise.resolve(this.appliedSequence);
+    if (sequence <= this.appliedSequence) return this.acknowledged();
     if (sequence === this.appliedSequence + 1) {
       this.apply(sequence, data);
       this.drain();
-      return Promise.resolve(this.appliedSequence);
+      return this.acknowledged();
     }
     return new Promise<number>((resolve, reject) => {
       const existing = this.pending.get(sequence);
@@ -83,8 +89,26 @@ export class InputSequencer {
     this.pending.clear();
   }
 
+  /** Resolves with the applied sequence once every write so far has been typed. */
+  private acknowledged(): Promise<number> {
+    const applied = this.appliedSequence;
+    const typing = this.typing;
+    return typing ? typing.then(() => applied) : Promise.resolve(applied);
+  }
+
   private apply(sequence: number, data: Uint8Array): void {
-    this.options.write(data);
+    const typing = this.options.write(data);
+    if (typing) {
+      this.typing = typing;
+      void typing.then(
+        () => {
+          if (this.typing === typing) this.typing = undefined;
+        },
+        () => {
+          if (this.typing === typing) this.typing = undefined;
+        },
+      );
+    }
     this.appliedSequence = sequence;
   }
 
@@ -98,6 +122,8 @@ export class InputSequencer {
       this.apply(this.appliedSequence + 1, next.data);
       done.push(next);
     }
-    for (const entry of done) for (const w of entry.waiters) w.resolve(this.appliedSequence);
+    if (done.length === 0) return;
+    const acknowledged = this.acknowledged();
+    for (const entry of done) for (const w of entry.waiters) acknowledged.then(w.resolve, w.reject);
   }
 }

@@ -1,8 +1,9 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import * as pty from "node-pty";
-import { type AttachResponse, AttachResponseSchema } from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import { type AttachResponse, AttachResponseSchema, ExitCause } from "../../../gen/staragent/v1/terminal_stream_pb.js";
 import { Disposables } from "../../common/disposables.js";
+import type { KeyedLock } from "../../common/keyed-lock.js";
 import type { Logger } from "../../common/log.js";
 import { WakeSignal } from "../../common/wake-signal.js";
 import { sessionTarget, type TmuxClient } from "../tmux/client.js";
@@ -38,6 +39,11 @@ export interface PtyAttachmentOptions {
   readonly ignoreSize: boolean;
   readonly tmux: TmuxClient;
   readonly log: Logger;
+  /**
+   * The machine's per-session input lock (chat sends and prompt answers hold it while they type), so a
+   * keystroke waits for them instead of landing inside a half-typed message or answer.
+   */
+  readonly inputLock?: KeyedLock;
 }
 
 /**
@@ -68,12 +74,21 @@ export class PtyAttachment {
   private readonly term: pty.IPty;
   private readonly flow: OutputFlowControl;
   private readonly pendingOutput: Buffer[] = [];
-  private readonly control: AttachResponse[] = [];
+  /**
+   * Events for the viewer, each with the count of output bytes read before it was queued: it is sent
+   * after that output and before any later, so a `resized` lands between the output drawn at the old
+   * size and the redraw at the new one.
+   */
+  private readonly control: { readonly event: AttachResponse; readonly afterBytes: number }[] = [];
+  /** Output bytes read from the pty so far, and handed to the viewer so far. */
+  private readBytes = 0;
+  private takenBytes = 0;
   private outputSequence = 0;
   /** Woken by output, events and the end; the viewer loop waits on it. */
   private readonly work = new WakeSignal();
   private exitedNow = false;
   private closeReason: string | undefined;
+  private closeCause = ExitCause.DETACHED;
   /** The pty's listeners, removed once it exits. */
   private readonly listeners = new Disposables();
 
@@ -104,13 +119,14 @@ export class PtyAttachment {
       resume: () => this.term.resume(),
     });
     this.input = new InputSequencer({
-      write: (data) => this.term.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
+      write: (data) => this.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
       gapWaitMs: INPUT_GAP_WAIT_MS,
       maxPending: MAX_PENDING_INPUTS,
     });
     const onData = this.term.onData((data: string | Buffer) => {
       const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
       this.pendingOutput.push(bytes);
+      this.readBytes += bytes.length;
       this.flow.received(bytes.length);
       this.wake();
     });
@@ -123,6 +139,22 @@ export class PtyAttachment {
       });
       this.listeners.add(() => onExit.dispose());
     });
+  }
+
+  /** Types a viewer's keystroke into the pty under the session's input lock (at once when it is free). */
+  private write(bytes: Buffer): Promise<void> | undefined {
+    const type = () => {
+      if (this.exitedNow) {
+        throw new ConnectError(`attachment ${this.id} has ended before its input could be typed`, Code.NotFound);
+      }
+      this.term.write(bytes);
+    };
+    const lock = this.options.inputLock;
+    if (!lock) {
+      type();
+      return undefined;
+    }
+    return lock.runWhenFree(this.session, type);
   }
 
   /** The tmux client's process id (as `list-clients` shows it). */
@@ -165,7 +197,7 @@ export class PtyAttachment {
   /** Queues an event (a `resized`) for the viewer. */
   notify(event: AttachResponse): void {
     if (this.exitedNow) return;
-    this.control.push(event);
+    this.control.push({ event, afterBytes: this.readBytes });
     this.wake();
   }
 
@@ -178,11 +210,12 @@ export class PtyAttachment {
     for (;;) {
       this.work.take();
       if (signal.aborted) return;
-      if (this.pendingOutput.length > 0) {
-        yield this.takeOutput();
+      const next = this.control[0];
+      if (this.pendingOutput.length > 0 && (!next || next.afterBytes > this.takenBytes)) {
+        yield this.takeOutput(next ? next.afterBytes - this.takenBytes : MAX_OUTPUT_CHUNK_BYTES);
         continue;
       }
-      const event = this.control.shift();
+      const event = this.control.shift()?.event;
       if (event) {
         yield event;
         if (event.event.case === "exited") return;
@@ -201,7 +234,8 @@ export class PtyAttachment {
    * Ends the attachment: hangs up the tmux client (SIGHUP, then SIGKILL if it lingers) and resolves
    * once it has exited. `reason` is what the viewer is told.
    */
-  async close(reason: string): Promise<void> {
+  async close(reason: string, cause: ExitCause = ExitCause.DETACHED): Promise<void> {
+    if (this.closeReason === undefined) this.closeCause = cause;
     this.closeReason ??= reason;
     this.input.close(new ConnectError(`attachment ${this.id} has ended (${this.closeReason})`, Code.NotFound));
     if (!this.exitedNow) {
@@ -218,12 +252,14 @@ export class PtyAttachment {
     }
   }
 
-  private takeOutput(): AttachResponse {
+  /** One output event of the bytes read first, at most `limit` (and MAX_OUTPUT_CHUNK_BYTES) of them. */
+  private takeOutput(limit: number): AttachResponse {
     const parts: Buffer[] = [];
     let size = 0;
+    const most = Math.min(limit, MAX_OUTPUT_CHUNK_BYTES);
     while (this.pendingOutput.length > 0) {
       const next = this.pendingOutput[0] as Buffer;
-      const room = MAX_OUTPUT_CHUNK_BYTES - size;
+      const room = most - size;
       if (room <= 0) break;
       if (next.length > room) {
         parts.push(next.subarray(0, room));
@@ -236,6 +272,7 @@ export class PtyAttachment {
       this.pendingOutput.shift();
     }
     this.outputSequence++;
+    this.takenBytes += size;
     this.flow.sent(this.outputSequence, size);
     return create(AttachResponseSchema, {
       event: {
@@ -251,8 +288,17 @@ export class PtyAttachment {
   private async finish(): Promise<void> {
     const sessionEnded = this.closeReason === undefined && !(await hasSession(this.options.tmux, this.session));
     const reason = this.closeReason ?? (sessionEnded ? "session ended" : "tmux client detached");
+    const cause =
+      this.closeReason !== undefined
+        ? this.closeCause
+        : sessionEnded
+          ? ExitCause.SESSION_ENDED
+          : ExitCause.CLIENT_DETACHED;
     this.input.close(new ConnectError(`attachment ${this.id} has ended (${reason})`, Code.NotFound));
-    this.control.push(create(AttachResponseSchema, { event: { case: "exited", value: { reason, sessionEnded } } }));
+    this.control.push({
+      event: create(AttachResponseSchema, { event: { case: "exited", value: { reason, sessionEnded, cause } } }),
+      afterBytes: this.readBytes,
+    });
     this.wake();
   }
 

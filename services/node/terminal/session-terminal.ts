@@ -1,7 +1,8 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { AttachResponseSchema } from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import { AttachResponseSchema, ExitCause } from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import type { KeyedLock } from "../../common/keyed-lock.js";
 import type { Logger } from "../../common/log.js";
 import type { TmuxClient } from "../tmux/client.js";
 import { PtyAttachment } from "./pty-attachment.js";
@@ -10,6 +11,7 @@ import {
   type CellSize,
   forceWindowSize,
   readSessionView,
+  redrawClient,
   releaseWindowSize,
   type SessionView,
   setIgnoreSize,
@@ -38,7 +40,7 @@ export interface SizeOutcome {
 }
 
 /**
- * The attachments of one tmux session and its sizing policy (DESIGN.md §6, `sizing-policy.ts`). It
+ * The attachments of one tmux session and its sizing policy (docs/terminal.md "Sizing", `sizing-policy.ts`). It
  * keeps one invariant, re-established after every attach, resize and detach and on the machine's slow
  * size poll (`SizePoll`, to follow clients that come and go outside StarAgent):
  * - an attachment that took the size over drives it (the window is set to its size, `manual`);
@@ -61,6 +63,8 @@ export class SessionTerminal {
     readonly session: string,
     private readonly tmux: TmuxClient,
     private readonly log: Logger,
+    /** The machine's per-session input lock, taken by every keystroke (PtyAttachmentOptions.inputLock). */
+    private readonly inputLock?: KeyedLock,
   ) {}
 
   /** Attachments open on this session. */
@@ -88,12 +92,13 @@ export class SessionTerminal {
         ignoreSize: !drives,
         tmux: this.tmux,
         log: this.log,
+        ...(this.inputLock ? { inputLock: this.inputLock } : {}),
       });
       let after: SessionView;
       try {
         after = await this.waitForClient(attachment);
       } catch (err) {
-        await attachment.close("attach failed");
+        await attachment.close("attach failed", ExitCause.ATTACH_FAILED);
         throw err;
       }
       this.attachments.add(attachment);
@@ -128,8 +133,8 @@ export class SessionTerminal {
   }
 
   /** Ends every attachment of this session. */
-  async closeAll(reason: string): Promise<void> {
-    await Promise.all([...this.attachments].map((a) => a.close(reason)));
+  async closeAll(reason: string, cause: ExitCause): Promise<void> {
+    await Promise.all([...this.attachments].map((a) => a.close(reason, cause)));
   }
 
   private async forget(attachment: PtyAttachment): Promise<void> {
@@ -162,23 +167,35 @@ export class SessionTerminal {
       a.resizePty(drives ? a.requested : windowSize);
     }
     let outcome: SizeOutcome = { windowSize, sizeOwner: false, otherClients: view.clients.length };
+    const resizedUnder: PtyAttachment[] = [];
     for (const a of this.attachments) {
       const owner = a === driver;
-      const changed =
-        !a.reported ||
-        a.reported.owner !== owner ||
-        a.reported.size.cols !== windowSize.cols ||
-        a.reported.size.rows !== windowSize.rows;
+      const sized =
+        a.reported !== undefined &&
+        (a.reported.size.cols !== windowSize.cols || a.reported.size.rows !== windowSize.rows);
+      const changed = !a.reported || a.reported.owner !== owner || sized;
       a.reported = { size: windowSize, owner };
       if (a === quiet) {
         outcome = { windowSize, sizeOwner: owner, otherClients: view.clients.filter((c) => c.pid !== a.pid).length };
-      } else if (changed) {
+      }
+      // The caller learns a change from its answer too, but only a size change needs its stream: the
+      // answer is not ordered with the stream, and what tmux drew at the new size can reach the viewer
+      // first, written at the old size. So the stream says `resized`, in order, and a redraw follows.
+      if (a === quiet ? sized : changed) {
         a.notify(
           create(AttachResponseSchema, {
             event: { case: "resized", value: { windowSize, sizeOwner: owner } },
           }),
         );
+        if (sized) resizedUnder.push(a);
       }
+    }
+    // A viewer whose window changed size (another client took the size over, or it took it itself) is
+    // drawn again whole after its `resized`: what tmux drew at the new size before could have reached
+    // it first.
+    for (const a of resizedUnder ?? []) {
+      const client = view.clients.find((c) => c.pid === a.pid);
+      if (client && !a.exited) await redrawClient(this.tmux, client.tty);
     }
     return outcome;
   }

@@ -6,7 +6,6 @@ import { waitFor } from "../../../test/support/wait.js";
 import { createLogger } from "../../common/log.js";
 import { type TmuxArgument, TmuxClient, type TmuxRunOptions } from "../tmux/client.js";
 import { AttachmentManager } from "./attachment-manager.js";
-import { SIZE_POLL_INTERVAL_MS } from "./limits.js";
 import type { PtyAttachment } from "./pty-attachment.js";
 import {
   allSessionViewFormats,
@@ -112,7 +111,13 @@ describe("the machine's size poll", () => {
     });
     ptys.push(own);
     await waitFor(() => attached[1]?.ignoreSize === true, "the viewer of two to stop driving its size", 10_000);
-    await new Promise((r) => setTimeout(r, 2 * SIZE_POLL_INTERVAL_MS));
+    // Two more rounds after the viewer stopped driving (each one list-clients).
+    const roundsFrom = counting.calls.length;
+    await waitFor(
+      () => counting.calls.slice(roundsFrom).filter((c) => c === "list-clients").length >= 2,
+      "two more rounds of the size poll",
+      10_000,
+    );
     const polls = counting.calls.slice(quietFrom);
     // One read of all sessions a round; besides, only the viewer's tmux client got its flag (through
     // its tty). No session was read on its own.
@@ -122,9 +127,7 @@ describe("the machine's size poll", () => {
     for (const a of attached) await a.close("test over");
     await waitFor(() => manager.count === 0, "the attachments to end");
     own.kill();
-    await new Promise((r) => setTimeout(r, SIZE_POLL_INTERVAL_MS));
-    const after = counting.calls.length;
-    await new Promise((r) => setTimeout(r, 2 * SIZE_POLL_INTERVAL_MS));
-    expect(counting.calls.slice(after)).toEqual([]);
+    // With the last viewer gone the poll stops by itself: no round is due, so tmux hears no more from it.
+    await waitFor(() => !manager.sizePolling, "the size poll to stop", 10_000);
   });
 });

@@ -22,6 +22,14 @@ export class SizePoll {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * True while a round is due or running; false once the poll has stopped by itself (no session has
+   * attachments) or for good. Tests wait on it instead of sleeping through rounds.
+   */
+  get active(): boolean {
+    return this.timer !== undefined;
+  }
+
   /** Makes sure a poll is due (after an attach); it stops by itself once no session has attachments. */
   ensure(): void {
     if (this.timer || this.stopped) return;

@@ -1,5 +1,5 @@
 /**
- * How a viewer's size request is treated (DESIGN.md §6):
+ * How a viewer's size request is treated (docs/terminal.md, "Sizing"):
  * - `follow`: no other tmux client is attached to the session, so the window follows this viewer;
  * - `take-over`: others are attached but the viewer explicitly asked to fit the window to its
  *   screen ("take over"), so the window is set to its size;

@@ -34,7 +34,7 @@ export interface NodeTerminalServiceOptions {
 }
 
 /**
- * TerminalStream over one machine's tmux (DESIGN.md §6): each Attach or Connect is one attachment,
+ * TerminalStream over one machine's tmux (docs/terminal.md): each Attach or Connect is one attachment,
  * owned by the principal that made it; the unary calls drive it by id. Terminal input and output are
  * never logged.
  */

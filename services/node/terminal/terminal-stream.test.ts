@@ -1,10 +1,11 @@
 import { readdir, readlink } from "node:fs/promises";
-import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
+import { type Client, Code, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import * as pty from "node-pty";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { ConnectRequest } from "../../../gen/staragent/v1/terminal_stream_pb.js";
-import { TerminalStream } from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import { ExitCause, TerminalStream } from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import { expectCode } from "../../../test/support/codes.js";
 import { type ServerProcess, startServerProcess } from "../../../test/support/servers.js";
 import { TestViewer } from "../../../test/support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../../../test/support/tmux.js";
@@ -64,16 +65,6 @@ async function rssKiB(pid: number): Promise<number> {
   const { readFile } = await import("node:fs/promises");
   const status = await readFile(`/proc/${pid}/status`, "utf8");
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
-}
-
-async function expectCode(promise: Promise<unknown>, code: Code): Promise<ConnectError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ConnectError);
-  expect(Code[(err as ConnectError).code]).toBe(Code[code]);
-  return err as ConnectError;
 }
 
 function closeAll(): void {
@@ -233,6 +224,7 @@ describe("TerminalStream on a Node", () => {
     const last = viewer.events.at(-1);
     expect(last?.event.case).toBe("exited");
     expect(last?.event.case === "exited" && last.event.value.sessionEnded).toBe(true);
+    expect(last?.event.case === "exited" && last.event.value.cause).toBe(ExitCause.SESSION_ENDED);
   });
 
   it("works over one bidi Connect stream, and closing the request side detaches", async () => {

@@ -214,6 +214,19 @@ export async function setIgnoreSize(tmux: TmuxClient, tty: string, ignore: boole
 }
 
 /**
+ * Redraws a client's whole terminal from tmux (`refresh-client -t`): after its viewer has been told of
+ * a new size, so what it shows is drawn at that size rather than reflowed from the old one.
+ */
+export async function redrawClient(tmux: TmuxClient, tty: string): Promise<void> {
+  try {
+    await tmux.run(["refresh-client", "-t", tty]);
+  } catch (err) {
+    if (err instanceof TmuxError && err.isNotFound) return;
+    throw err;
+  }
+}
+
+/**
  * Sets the window to a terminal size (minus the status lines). tmux marks such a window `window-size
  * manual`, so clients stop changing it until `releaseWindowSize`.
  */

@@ -1,5 +1,6 @@
 import type { TmuxClient } from "./client.js";
 import { type RecordFormat, recordFormat } from "./format-records.js";
+import { parseSupervision, SUPERVISION_OPTION, type SupervisionRecord } from "./supervision-record.js";
 
 /** The tmux session option in which StarAgent marks sessions it created (kept by tmux itself). */
 export const ORIGIN_OPTION = "@staragent-origin";
@@ -34,7 +35,24 @@ export interface PaneInfo {
   readonly cursorX: number;
   readonly cursorY: number;
   readonly paneTitle: string;
+  /**
+   * The exit status of the command StarAgent started in the pane, once it exited (the pane option
+   * EXIT_STATUS_OPTION, set by KEEP_PANE_SCRIPT); undefined while it runs or for other panes.
+   */
+  readonly commandExitStatus: number | undefined;
+  /** What a system session's supervisor recorded in its pane (SUPERVISION_OPTION); undefined elsewhere. */
+  readonly supervision: SupervisionRecord | undefined;
+  /** For a dead pane: its process's exit status, when tmux learned it (128 + signal for a signal). */
+  readonly deadStatus: number | undefined;
+  /** For a dead pane: when its process exited, in seconds since the epoch. */
+  readonly deadTime: number | undefined;
 }
+
+/**
+ * The pane option holding the exit status of the command StarAgent started in the pane, written by
+ * the pane itself when the command exits (KEEP_PANE_SCRIPT in sessions.ts).
+ */
+export const EXIT_STATUS_OPTION = "@staragent-exit-status";
 
 const PANE_FIELDS = [
   "session_name",
@@ -59,6 +77,11 @@ const PANE_FIELDS = [
   "cursor_y",
   "pane_title",
   "window_activity",
+  EXIT_STATUS_OPTION,
+  SUPERVISION_OPTION,
+  "pane_dead_status",
+  "pane_dead_signal",
+  "pane_dead_time",
 ] as const;
 
 /** The number of values a pane record holds. */
@@ -77,6 +100,9 @@ export function paneFormat(): RecordFormat {
 const FIELD_FORMATS: Partial<Record<(typeof PANE_FIELDS)[number], string>> = {
   pane_current_path: "#{?pane_current_path,#{pane_current_path},#{pane_start_path}}",
 };
+
+/** A shell's exit status for a process a signal ended: this plus the signal's number. */
+const SIGNAL_STATUS_BASE = 128;
 
 /** Fields tmux always prints as whole numbers; a record with anything else there is skipped. */
 const NUMERIC_FIELDS = [2, 3, 4, 8, 9, 12, 17, 18, 19, 21] as const;
@@ -112,6 +138,14 @@ export function parsePanes(output: string, format: RecordFormat): PaneInfo[] {
       cursorX: Number(f[18]),
       cursorY: Number(f[19]),
       paneTitle: f[20] ?? "",
+      commandExitStatus: /^\d{1,3}$/.test(f[22] ?? "") ? Number(f[22]) : undefined,
+      supervision: parseSupervision(f[23] ?? ""),
+      deadStatus: /^\d{1,3}$/.test(f[24] ?? "")
+        ? Number(f[24])
+        : /^\d{1,2}$/.test(f[25] ?? "")
+          ? SIGNAL_STATUS_BASE + Number(f[25])
+          : undefined,
+      deadTime: /^\d{1,15}$/.test(f[26] ?? "") ? Number(f[26]) : undefined,
     });
   }
   return panes;
@@ -150,6 +184,10 @@ export function paneStamp(pane: PaneInfo): string {
     pane.cursorX,
     pane.cursorY,
     pane.paneTitle,
+    pane.commandExitStatus,
+    JSON.stringify(pane.supervision),
+    pane.deadStatus,
+    pane.deadTime,
   ].join("\0");
 }
 

@@ -1,6 +1,6 @@
 import { SESSION_NAME_PATTERN } from "../../common/resource-names.js";
 import { NEXT_COMMAND, sessionTarget, type TmuxClient } from "./client.js";
-import { ORIGIN_OPTION } from "./panes.js";
+import { EXIT_STATUS_OPTION, ORIGIN_OPTION } from "./panes.js";
 
 /**
  * Runs the user's argv without any shell interpretation: `sh` receives a constant script and the
@@ -8,6 +8,36 @@ import { ORIGIN_OPTION } from "./panes.js";
  * which would read it as shell code; this keeps every command an argument array.)
  */
 export const EXEC_ARGV_PREFIX = ["/bin/sh", "-c", 'exec "$@"', "staragent-exec"];
+
+/**
+ * Runs the user's argv as EXEC_ARGV_PREFIX does (a constant script, the argv as positional
+ * parameters), but keeps the pane when it exits: the pane records the exit status in its option
+ * EXIT_STATUS_OPTION (the Session's `exit_status`), says so in one line, and becomes a login shell in
+ * the same folder, so the session, its terminal and its chat stay after an agent's `/exit`.
+ * INT and QUIT are caught as well (not ignored, which the command would inherit), so a Ctrl-C that
+ * ends the command never ends the pane with it.
+ */
+export const KEEP_PANE_SCRIPT = [
+  // Job control: the command runs as the terminal's foreground process group of its own, so tmux
+  // names it (not this script) as the pane's command, and a Ctrl-C goes to it alone.
+  "set -m",
+  "trap : INT QUIT",
+  '"$@"',
+  "status=$?",
+  `tmux set-option -p -t "$TMUX_PANE" ${EXIT_STATUS_OPTION} "$status" 2>/dev/null`,
+  "trap - INT QUIT",
+  'printf \'\\n[%s exited with status %s; this is a login shell in the same folder]\\n\' "$1" "$status"',
+  'if [ -n "$SHELL" ]; then exec "$SHELL" -l; fi',
+  "exec /bin/sh -l",
+].join("\n");
+
+/** The argv prefix running a command under KEEP_PANE_SCRIPT. */
+export const KEEP_PANE_ARGV_PREFIX = ["/bin/sh", "-c", KEEP_PANE_SCRIPT, "staragent-run"];
+
+/** True for the process of KEEP_PANE_SCRIPT itself (a pane's root while its command runs below it). */
+export function isKeepPaneWrapper(process: { readonly argv: readonly string[] }): boolean {
+  return process.argv[3] === KEEP_PANE_ARGV_PREFIX[3] && process.argv[2] === KEEP_PANE_SCRIPT;
+}
 
 /** What `createSession` starts. */
 export interface NewSessionOptions {
@@ -17,6 +47,12 @@ export interface NewSessionOptions {
   readonly command: readonly string[];
   /** Value of the `@staragent-origin` session option, set in the same tmux invocation. */
   readonly origin: string;
+  /**
+   * Keep the pane when the command exits (KEEP_PANE_SCRIPT), and keep it dead when the shell it
+   * became exits too (`remain-on-exit`: the session is then listed as ended until dismissed);
+   * otherwise the session ends with the command.
+   */
+  readonly keepPane?: boolean;
   /** Initial window size. */
   readonly cols?: number;
   readonly rows?: number;
@@ -35,7 +71,8 @@ export async function newSession(tmux: TmuxClient, options: NewSessionOptions): 
   if (!SESSION_NAME_PATTERN.test(options.name))
     throw new Error(`not a session name StarAgent creates: ${options.name}`);
   const size = options.cols && options.rows ? ["-x", String(options.cols), "-y", String(options.rows)] : [];
-  const argv = options.command.length > 0 ? [...EXEC_ARGV_PREFIX, ...options.command] : [];
+  const prefix = options.keepPane ? KEEP_PANE_ARGV_PREFIX : EXEC_ARGV_PREFIX;
+  const argv = options.command.length > 0 ? [...prefix, ...options.command] : [];
   await tmux.run(
     [
       "new-session",
@@ -50,6 +87,9 @@ export async function newSession(tmux: TmuxClient, options: NewSessionOptions): 
       `${sessionTarget(options.name)}:`,
       ORIGIN_OPTION,
       options.origin,
+      ...(options.keepPane
+        ? ([NEXT_COMMAND, "set-option", "-w", "-t", `${sessionTarget(options.name)}:`, "remain-on-exit", "on"] as const)
+        : []),
     ],
     { cwd: options.cwd },
   );

@@ -160,10 +160,14 @@ export async function paneText(
   match: (text: string) => boolean,
   what: string,
 ): Promise<string> {
-  return waitFor(async () => {
-    const text = await t.run("capture-pane", "-p", "-t", `=${session}:`);
-    return match(text) ? text : undefined;
-  }, what);
+  let last = "";
+  return waitFor(
+    async () => {
+      last = await t.run("capture-pane", "-p", "-t", `=${session}:`);
+      return match(last) ? last : undefined;
+    },
+    () => `${what}; the pane showed last:\n${last.trimEnd()}`,
+  );
 }
 
 /** The tmux arguments that create `count` idle sessions in one tmux invocation. */

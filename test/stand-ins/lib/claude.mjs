@@ -1,10 +1,10 @@
 // Claude Code stand-in: the alternate-screen TUI (`❯` input box between rules, spinner, approval
-// box) and the native state of FORMATS.md (JSONL transcript, sessions/<pid>.json). See README.md.
+// box) and the native state of docs/status.md (JSONL transcript, sessions/<pid>.json). See README.md.
 import { randomUUID } from "node:crypto";
 import { appendFileSync, mkdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { StandIn } from "./stand-in.mjs";
+import { FREE_TEXT_OPTION, QUESTION_CALL, StandIn } from "./stand-in.mjs";
 import { drawFullScreen, ESC, envMs, screenSize, setTitle, wrap } from "./terminal.mjs";
 
 /** Version written into every record; below 2.1 no sessions file and turn_duration only for long turns. */
@@ -22,7 +22,7 @@ const modern = (() => {
   return major > 2 || (major === 2 && minor >= 1);
 })();
 
-/** The transcript folder name for a start cwd (FORMATS.md: non-alphanumerics become `-`). */
+/** The transcript folder name for a start cwd (docs/status.md: non-alphanumerics become `-`). */
 export function encodeProjectDir(cwd) {
   const enc = cwd.replace(/[^A-Za-z0-9]/g, "-");
   if (enc.length <= 200) return enc;
@@ -37,7 +37,9 @@ class ClaudeAdapter {
 
   constructor() {
     this.configDir = process.env.CLAUDE_CONFIG_DIR || join(homedir(), ".claude");
-    this.sessionId = randomUUID();
+    // `claude --resume <session id>` goes on writing that conversation's transcript.
+    const resumeAt = process.argv.indexOf("--resume");
+    this.sessionId = (resumeAt >= 0 && process.argv[resumeAt + 1]) || randomUUID();
     this.startCwd = realpathSync(process.cwd());
     this.transcript = join(this.configDir, "projects", encodeProjectDir(this.startCwd), `${this.sessionId}.jsonl`);
     this.sessionsFile = join(this.configDir, "sessions", `${process.pid}.json`);
@@ -140,7 +142,18 @@ class ClaudeAdapter {
           input:
             call.tool === "Bash"
               ? { command: call.command, description: call.description }
-              : { file_path: `${process.cwd()}/${call.command}` },
+              : call.tool === "AskUserQuestion"
+                ? {
+                    questions: [
+                      {
+                        question: call.question,
+                        header: "DB",
+                        options: call.options.map((label) => ({ label })),
+                        multiSelect: false,
+                      },
+                    ],
+                  }
+                : { file_path: `${process.cwd()}/${call.command}` },
         },
       ],
       "tool_use",
@@ -148,8 +161,14 @@ class ClaudeAdapter {
     this.messageCount++;
   }
 
-  approvalWaiting(_app, _call, waiting) {
-    this.writeSessionsFile(waiting ? "waiting" : "busy", waiting ? "permission prompt" : undefined);
+  /** Draws QUESTION_CALL like Claude Code's AskUserQuestion. */
+  get asksQuestions() {
+    return true;
+  }
+
+  approvalWaiting(_app, call, waiting) {
+    const what = call.tool === "AskUserQuestion" ? "input needed" : "permission prompt";
+    this.writeSessionsFile(waiting ? "waiting" : "busy", waiting ? what : undefined);
   }
 
   toolResult(_app, _call, output, isError) {
@@ -180,7 +199,7 @@ class ClaudeAdapter {
 
   turnInterrupted(_app, pending, answered) {
     if (!answered) {
-      // Esc before the model's first reply writes nothing (FORMATS.md); the sessions file turns idle.
+      // Esc before the model's first reply writes nothing (docs/status.md); the sessions file turns idle.
       this.writeSessionsFile("idle");
       return;
     }
@@ -268,11 +287,26 @@ class ClaudeAdapter {
         `   ${call.description}`,
         "",
         " Do you want to proceed?",
-        " ❯ 1. Yes",
-        `   2. Yes, and don't ask again for rm commands in ${app.cwd}`,
-        "   3. No, and tell Claude what to do differently (esc)",
+        ...[
+          "1. Yes",
+          `2. Yes, and don't ask again for rm commands in ${app.cwd}`,
+          "3. No, and tell Claude what to do differently (esc)",
+        ].map((o, i) => `${i === app.selected ? " ❯ " : "   "}${o}`),
         "",
         " Esc to cancel",
+      ];
+    } else if (app.mode === "question") {
+      const options = [...QUESTION_CALL.options, FREE_TEXT_OPTION];
+      bottom = [
+        rule,
+        " ☐ DB",
+        "",
+        ` ${QUESTION_CALL.question}`,
+        "",
+        ...options.map((o, i) => `${i === app.selected ? " ❯ " : "   "}${i + 1}. ${o}`),
+        ...(app.questionText !== undefined ? ["", `   > ${app.questionText}`] : []),
+        "",
+        " Enter to select · ↑/↓ to navigate · Esc to cancel",
       ];
     } else {
       const inputLines = wrap(app.input, cols, "❯ ", "  ");

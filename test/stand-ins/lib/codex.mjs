@@ -1,8 +1,8 @@
 // Codex CLI stand-in: an inline TUI on the normal screen (history scrolls into tmux's scrollback
 // above a bottom viewport with the `›` composer), the title spinner, the approval prompt, and the
-// rollout JSONL of FORMATS.md under $CODEX_HOME/sessions/YYYY/MM/DD/. See README.md.
+// rollout JSONL of docs/status.md under $CODEX_HOME/sessions/YYYY/MM/DD/. See README.md.
 import { randomUUID } from "node:crypto";
-import { appendFileSync, mkdirSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { StandIn } from "./stand-in.mjs";
@@ -20,6 +20,24 @@ const legacy = (() => {
   return major === 0 && minor < 61;
 })();
 
+/** The rollout of a thread under `sessions/YYYY/MM/DD/` (its name ends in the thread id). */
+function findRollout(dir, threadId) {
+  let entries = [];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return undefined;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      const found = findRollout(path, threadId);
+      if (found) return found;
+    } else if (entry.name.endsWith(`-${threadId}.jsonl`)) return path;
+  }
+  return undefined;
+}
+
 function pad2(n) {
   return String(n).padStart(2, "0");
 }
@@ -29,6 +47,17 @@ class CodexAdapter {
     this.home = process.env.CODEX_HOME || join(homedir(), ".codex");
     this.threadId = randomUUID();
     this.rollout = undefined;
+    // `codex resume <thread id>` goes on writing that thread's rollout, wherever its day folder is.
+    const resumeAt = process.argv.indexOf("resume");
+    const resumed = resumeAt >= 0 ? process.argv[resumeAt + 1] : undefined;
+    if (resumed) {
+      this.rollout = findRollout(join(this.home, "sessions"), resumed);
+      if (!this.rollout) {
+        process.stderr.write(`No saved session found with ID ${resumed}.\n`);
+        process.exit(1);
+      }
+      this.threadId = resumed;
+    }
     this.threadName = "";
     this.title = "";
   }
@@ -91,6 +120,23 @@ class CodexAdapter {
     this.lastReply = null;
   }
 
+  /**
+   * A prompt typed while a turn runs: 0.17x steers it into that turn, as the real 0.171.0 records it
+   * (a user `response_item` and an `item_completed` UserMessage with the running turn's `turn_id`).
+   * Legacy versions queue it.
+   */
+  steered(_app, prompt) {
+    if (legacy) return false;
+    this.line("response_item", { type: "message", role: "user", content: [{ type: "input_text", text: prompt }] });
+    this.event({
+      type: "item_completed",
+      thread_id: this.threadId,
+      turn_id: this.turnId,
+      item: { type: "UserMessage", id: randomUUID(), content: [{ type: "text", text: prompt }] },
+    });
+    return true;
+  }
+
   toolCall(_app, call) {
     this.callId = `call_${randomUUID().replace(/-/g, "").slice(0, 24)}`;
     const args =
@@ -111,7 +157,7 @@ class CodexAdapter {
   }
 
   approvalWaiting() {
-    // Codex never persists an approval wait (FORMATS.md): nothing to write.
+    // Codex never persists an approval wait (docs/status.md): nothing to write.
   }
 
   toolResult(_app, _call, output) {
@@ -130,17 +176,26 @@ class CodexAdapter {
   }
 
   tokenCount() {
-    const usage = {
-      input_tokens: 1200,
-      cached_input_tokens: 0,
-      output_tokens: 40,
-      reasoning_output_tokens: 0,
-      total_tokens: 1240,
-    };
+    // Each turn is one request of 1200 in (1000 of them cached) and 40 out; the totals add up, and
+    // the plan's 5-hour window fills by 10 % a turn (resets an hour after the first turn).
+    this.turns = (this.turns ?? 0) + 1;
+    this.resetsAt ??= Math.floor(Date.now() / 1000) + 3600;
+    const usage = (n) => ({
+      input_tokens: 1200 * n,
+      cached_input_tokens: 1000 * n,
+      output_tokens: 40 * n,
+      reasoning_output_tokens: 8 * n,
+      total_tokens: 1240 * n,
+    });
     this.event({
       type: "token_count",
-      info: { total_token_usage: usage, last_token_usage: usage, model_context_window: 258400 },
-      rate_limits: null,
+      info: { total_token_usage: usage(this.turns), last_token_usage: usage(1), model_context_window: 258400 },
+      rate_limits: {
+        primary: { used_percent: 10 * this.turns, window_minutes: 300, resets_at: this.resetsAt },
+        secondary: { used_percent: 2 * this.turns, window_minutes: 10080, resets_at: this.resetsAt + 86400 },
+        plan_type: "plus",
+        rate_limit_reached_type: null,
+      },
     });
   }
 
@@ -251,9 +306,11 @@ class CodexAdapter {
         "",
         `  $ ${call.command}`,
         "",
-        "› 1. Yes, proceed (y)",
-        "  2. Yes, and don't ask again for this command (p)",
-        "  3. No, and tell Codex what to do differently (esc)",
+        ...[
+          "1. Yes, proceed (y)",
+          "2. Yes, and don't ask again for this command (p)",
+          "3. No, and tell Codex what to do differently (esc)",
+        ].map((o, i) => `${i === app.selected ? "› " : "  "}${o}`),
         "",
         "  Press enter to confirm or esc to cancel",
       ];

@@ -1,5 +1,5 @@
 // opencode stand-in: the alternate-screen TUI (`┃` input box, `esc interrupt`, `△ Permission
-// required`, `▣  Build · <model> · 1.8s`) and the SQLite state of FORMATS.md
+// required`, `▣  Build · <model> · 1.8s`) and the SQLite state of docs/status.md
 // ($XDG_DATA_HOME/opencode/opencode.db, WAL). See README.md.
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -9,7 +9,6 @@ import Database from "better-sqlite3";
 import { StandIn } from "./stand-in.mjs";
 import { drawFullScreen, ESC, screenSize, wrap } from "./terminal.mjs";
 
-const VERSION = process.env.STANDIN_VERSION || "1.18.33";
 const MODEL = "mock-model";
 /** How the TUI names the model in its footer lines. */
 const MODEL_NAME = "Mock model";
@@ -35,15 +34,32 @@ function newId(prefix) {
   return `${prefix}_${time}${randomBytes(7).toString("hex")}`;
 }
 
-class OpencodeAdapter {
-  constructor() {
+/** opencode's own names; a CLI built on its core (Kilo CLI) passes its own. */
+const OPENCODE = {
+  name: "opencode",
+  version: "1.18.33",
+  agent: "build",
+  /** The permission dialog's `# …` line for a shell command. */
+  shellHeader: () => "Shell command",
+};
+
+/** The TUI and database of opencode, or of a CLI on its core (`flavour`). */
+export class OpencodeAdapter {
+  constructor(flavour = OPENCODE) {
+    this.flavour = flavour;
+    this.version = process.env.STANDIN_VERSION || flavour.version;
+    this.agentLabel = flavour.agent.charAt(0).toUpperCase() + flavour.agent.slice(1);
     const dataHome = process.env.XDG_DATA_HOME || join(homedir(), ".local", "share");
-    const dir = join(dataHome, "opencode");
+    const dir = join(dataHome, flavour.name);
     mkdirSync(dir, { recursive: true });
-    this.db = new Database(join(dir, "opencode.db"));
+    this.db = new Database(join(dir, `${flavour.name}.db`));
     this.db.pragma("journal_mode = WAL");
     this.db.exec(SCHEMA);
     this.sessionId = undefined;
+    // `opencode --session <id>` (`-s`) goes on with that session (an id it does not have starts a new one).
+    const at = process.argv.findIndex((a) => a === "--session" || a === "-s");
+    const named = at >= 0 ? process.argv[at + 1] : undefined;
+    if (named && this.db.prepare("SELECT id FROM session WHERE id = ?").get(named)) this.sessionId = named;
   }
 
   // --- native state -------------------------------------------------------------------------
@@ -89,8 +105,8 @@ class OpencodeAdapter {
       time: { created: now },
       modelID: MODEL,
       providerID: PROVIDER,
-      mode: "build",
-      agent: "build",
+      mode: this.flavour.agent,
+      agent: this.flavour.agent,
       path: { cwd: process.cwd(), root: process.cwd() },
       cost: 0,
       tokens: { input: 0, output: 0, reasoning: 0, cache: { read: 0, write: 0 } },
@@ -126,12 +142,12 @@ class OpencodeAdapter {
         .prepare(
           "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated) VALUES (?, ?, NULL, ?, ?, ?, ?, ?, ?)",
         )
-        .run(this.sessionId, "global", "stand-in", process.cwd(), prompt.slice(0, 40), VERSION, now, now);
+        .run(this.sessionId, "global", "stand-in", process.cwd(), prompt.slice(0, 40), this.version, now, now);
     }
     this.userMessage = this.insertMessage({
       role: "user",
       time: { created: now },
-      agent: "build",
+      agent: this.flavour.agent,
       model: { providerID: PROVIDER, modelID: MODEL },
     });
     this.insertPart(this.userMessage.id, { type: "text", text: prompt });
@@ -154,7 +170,7 @@ class OpencodeAdapter {
   }
 
   approvalWaiting() {
-    // opencode keeps the permission request in memory only (FORMATS.md): the tool stays "running".
+    // opencode keeps the permission request in memory only (docs/status.md): the tool stays "running".
   }
 
   toolResult(_app, _call, output) {
@@ -218,11 +234,11 @@ class OpencodeAdapter {
       case "result":
         return wrap(item.text.split("\n")[0], cols, "     ", "     ");
       case "interrupted":
-        return ["", `   ▣  Build · ${MODEL_NAME}`];
+        return ["", `   ▣  ${this.agentLabel} · ${MODEL_NAME}`];
       case "error":
         return ["", ...wrap(item.text, cols, "┃  Error: ", "┃  ")];
       case "done":
-        return ["", `   ▣  Build · ${MODEL_NAME} · ${((item.ms ?? 0) / 1000).toFixed(1)}s`];
+        return ["", `   ▣  ${this.agentLabel} · ${MODEL_NAME} · ${((item.ms ?? 0) / 1000).toFixed(1)}s`];
       default:
         return [];
     }
@@ -232,12 +248,22 @@ class OpencodeAdapter {
     const { cols, rows } = screenSize();
     let bottom;
     let cursor;
-    if (app.mode === "approval") {
-      const call = app.turn?.pending ?? { command: "" };
+    if (app.mode === "approval" && this.rejectBox) {
+      bottom = [
+        "",
+        "┃  △ Reject permission",
+        "┃",
+        `┃  ${this.rejectBox}`,
+        "┃",
+        "┃",
+        `┃${" ".repeat(60)}enter confirm  esc cancel`,
+      ];
+    } else if (app.mode === "approval") {
+      const call = app.turn?.pending ?? { command: "", description: "" };
       bottom = [
         "",
         "┃  △ Permission required",
-        "┃    # Shell command",
+        `┃    # ${this.flavour.shellHeader(call)}`,
         "┃",
         `┃  $ ${call.command}`,
         "┃",
@@ -254,11 +280,18 @@ class OpencodeAdapter {
           : app.mode === "working"
             ? `  ${"⬝".repeat(app.spinnerFrame % 8)}■■■  esc interrupt`
             : `  ${process.cwd()}                                  ctrl+p commands`;
-      bottom = ["", ...input, "  ┃", `  ┃  Build  ${MODEL} ${PROVIDER}`, "  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀", footer];
+      bottom = [
+        "",
+        ...input,
+        "  ┃",
+        `  ┃  ${this.agentLabel}  ${MODEL} ${PROVIDER}`,
+        "  ╹▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀",
+        footer,
+      ];
       const last = input[input.length - 1];
       cursor = { row: rows - 4, col: Math.min(cols, app.input === "" ? 6 : last.length + 1) };
     }
-    const header = ["", `  opencode ${VERSION}`];
+    const header = ["", `  ${this.flavour.name} ${this.version}`];
     const body = [...header, ...app.items.flatMap((item) => this.itemLines(item, cols))];
     const room = Math.max(0, rows - bottom.length);
     const top = body.slice(-room);

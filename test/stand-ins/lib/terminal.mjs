@@ -1,12 +1,15 @@
 // Terminal plumbing shared by the stand-in CLIs: raw keyboard input (with bracketed paste) and
 // full-line drawing helpers. Plain JavaScript so the stand-ins start in a few tens of milliseconds.
+import { appendFileSync } from "node:fs";
 
 /** ESC: starts every control sequence. */
 export const ESC = "\x1b";
 /** Bracketed paste start / end markers (tmux `paste-buffer -p` wraps text in them). */
 const PASTE_START = `${ESC}[200~`;
 const PASTE_END = `${ESC}[201~`;
-/** A CSI or SS3 sequence (cursor keys and the like), which the stand-ins ignore. */
+/** The arrow keys by the final byte of their sequence (`ESC [ A` or `ESC O A`). */
+const ARROWS = { A: "up", B: "down", C: "right", D: "left" };
+/** A CSI or SS3 sequence (cursor keys and the like): arrows are passed on, the rest ignored. */
 const CONTROL_SEQUENCE = new RegExp(`^${ESC}(\\[[0-9;?]*[ -/]*[@-~]|O.)`);
 
 /**
@@ -19,7 +22,10 @@ export function readKeys(onKey) {
   if (process.stdin.isTTY) process.stdin.setRawMode(true);
   process.stdin.setEncoding("utf8");
   let paste;
+  const keyLog = process.env.STANDIN_KEYLOG;
   process.stdin.on("data", (chunk) => {
+    // Every byte the pane typed into the program, for tests that must show nothing was typed.
+    if (keyLog) appendFileSync(keyLog, chunk);
     let rest = chunk;
     while (rest.length > 0) {
       if (paste !== undefined) {
@@ -44,6 +50,8 @@ export function readKeys(onKey) {
         const seq = CONTROL_SEQUENCE.exec(rest);
         if (seq) {
           rest = rest.slice(seq[0].length);
+          const arrow = ARROWS[seq[0].slice(-1)];
+          if (arrow && seq[0].length === 3) onKey({ type: "arrow", direction: arrow });
           continue;
         }
         onKey({ type: "escape" });

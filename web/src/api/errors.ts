@@ -37,8 +37,55 @@ export function isNetworkFailure(err: unknown): boolean {
   );
 }
 
-/** The Hub's message as a sentence; a leading field name (`session_id: ...`) keeps its spelling. */
+/**
+ * The Hub's message as a sentence a person reads: a leading field name (`session_id: ...`, there for
+ * scripts) is left out, and the first letter is raised only when the message begins with an ordinary
+ * word, so names (`w1`, `api-claude`, a path, a quoted value) keep their spelling. Where the message
+ * then begins with the value a person gave (`cwd: "/x" is not an existing directory`) or with
+ * `required`, the field is named in words first ("The folder "/x" is not an existing directory."), so
+ * the sentence says what the value is.
+ */
 function sentence(text: string): string {
-  const first = /^[a-z][a-z0-9_.]*:/.test(text) ? text : text.charAt(0).toUpperCase() + text.slice(1);
-  return /[.!?)]$/.test(first) ? first : `${first}.`;
+  const field = LEADING_FIELD.exec(text);
+  let body = field ? text.slice(field[0].length) : text;
+  const noun = field ? fieldNoun(field[1] ?? "") : "";
+  if (noun && /^["'/~]/.test(body)) body = `${noun} ${body}`;
+  else if (noun && /^required(\s|$)/.test(body)) body = `${noun} is ${body}`;
+  const first = /^[a-z]+(\s|$)/.test(body) ? body.charAt(0).toUpperCase() + body.slice(1) : body;
+  return /[.!?)"]$/.test(first) ? first : `${first}.`;
 }
+
+/** A field name before a message (`node_id: `, `request.cwd: `), as the Hub's validation errors begin. */
+const LEADING_FIELD = /^([a-z][a-z0-9]*(?:[_.][a-z0-9]+)*): (?=\S)/;
+
+/** What the dashboard's forms call the fields the Hub's refusals name. */
+const FIELD_NOUNS: Readonly<Record<string, string>> = {
+  cwd: "the folder",
+  path: "the folder",
+  node_id: "the node name",
+  session_id: "the session name",
+  name: "the name",
+  url: "the address",
+  command: "the command",
+  "worktree.branch": "the branch",
+  "worktree.base_ref": "the base",
+  "worktree.path": "the worktree's folder",
+};
+
+/** A field in words: from the table, else its last part with spaces (`display_name` → "the display name"). */
+function fieldNoun(field: string): string {
+  return FIELD_NOUNS[field] ?? `the ${(field.split(".").pop() ?? field).replace(/_/g, " ")}`;
+}
+
+/**
+ * The Hub refuses to add or change a Node that fails its check with a sentence that ends by saying
+ * how to store it all the same in the command line's words ("use force (staragent nodes add
+ * --force)", services/hub/node-vetting.ts). In the dashboard's node forms that choice is a checkbox:
+ * this is the refusal as the form says it, naming the checkbox by its `label`.
+ */
+export function describeNodeRefusal(err: unknown, label: string): string {
+  return describeError(err).replace(CLI_FORCE_HINT, `tick "${label}" below`);
+}
+
+/** The command line's way to store a Node all the same, as the Hub's refusals end. */
+const CLI_FORCE_HINT = /use force \(staragent nodes [a-z]+ --force\)/;

@@ -1,7 +1,7 @@
 import { createContext } from "@lit/context";
 import type { HubClient } from "../api/hub-client.js";
 import type { NodeStore } from "./node-store.js";
-import type { Preferences } from "./preferences.js";
+import type { PreferencesStore } from "./preferences.js";
 import type { SessionStore } from "./session-store.js";
 import type { StreamState } from "./stream-supervisor.js";
 
@@ -10,13 +10,14 @@ export interface AppServices {
   readonly hub: HubClient;
   readonly sessions: SessionStore;
   readonly nodes: NodeStore;
+  /** This browser's preferences; subscribe to follow changes. */
+  readonly preferences: PreferencesStore;
   /** Goes to a dashboard path (adds a history entry unless `replace`). */
   navigate(path: string, options?: { replace?: boolean }): void;
   /** Shows a short message in the live region (errors stay until dismissed). */
   toast(message: string, tone?: "info" | "error"): void;
   /** The state of the WatchSessions stream (the Hub's reachability). */
   hubState(): StreamState;
-  preferences(): Preferences;
   /** Wakes (re-checks) every stream at once, as after sleep. */
   subscribeWake(listener: () => void): () => void;
 }

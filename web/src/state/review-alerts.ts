@@ -1,5 +1,6 @@
 import { type Session, SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
 import { personIsLooking } from "./attention.js";
+import { pendingPromptWants } from "./prompt-summary.js";
 import { sessionPath } from "./routes.js";
 import { reasonText } from "./session-labels.js";
 import type { SessionStore, StoreChange } from "./session-store.js";
@@ -36,7 +37,8 @@ export interface ReviewAlertsOptions {
  */
 export class ReviewAlerts {
   private unsubscribe: (() => void) | undefined;
-  private readonly pending = new Map<string, Promise<void>>();
+  /** The tail of the notification work queue (see inOrder). */
+  private work: Promise<void> = Promise.resolve();
   /** When each session now working was first seen working by this page. */
   private readonly workingSince = new Map<string, number>();
   private lastCount = -1;
@@ -65,24 +67,12 @@ export class ReviewAlerts {
 
   /** Shows a sample notification, so a person can check that notifications reach them. */
   async test(): Promise<boolean> {
-    if (typeof Notification === "undefined" || Notification.permission !== "granted") return false;
-    const registration = await navigator.serviceWorker?.getRegistration().catch(() => undefined);
-    const options: NotificationOptions = {
-      body: "Notifications from this dashboard reach you.",
-      tag: "staragent-test",
-      icon: "/favicon.svg",
-    };
-    try {
-      if (registration) {
-        if (!registration.active) await navigator.serviceWorker.ready;
-        await registration.showNotification("StarAgent", options);
-      } else {
-        new Notification("StarAgent", options);
-      }
-      return true;
-    } catch {
-      return false;
-    }
+    let shown = false;
+    this.inOrder(async () => {
+      shown = await showTestNotification();
+    });
+    await this.settled();
+    return shown;
   }
 
   /** Asks the browser for permission and registers the worker that shows notifications on phones. */
@@ -113,16 +103,16 @@ export class ReviewAlerts {
       }
       const workedLong = since !== undefined && Date.now() - since >= this.idleNotifyAfterMs;
       if (enteredReview(session, before) || (workedLong && wentIdle(session, before))) {
-        this.inOrder(session.name, () => this.notify(session));
+        this.inOrder(() => this.notify(session));
       }
       if (before && before.status !== session.status) {
         const left = tagOf(before);
-        if (left) this.inOrder(session.name, () => closeNotifications(left));
+        if (left) this.inOrder(() => closeNotifications(left));
       }
     }
     for (const name of change.removed) {
       this.workingSince.delete(name);
-      this.inOrder(name, async () => {
+      this.inOrder(async () => {
         await closeNotifications(`review:${name}`);
         await closeNotifications(`idle:${name}`);
       });
@@ -130,15 +120,23 @@ export class ReviewAlerts {
   }
 
   /**
-   * Runs a session's notification work in the order its events came: showing and closing are
-   * asynchronous, and a close must never overtake the show of a later review of the same session.
+   * Runs notification work (showing and closing, of every session) one piece at a time, in the order
+   * the events came. Showing and closing are asynchronous: a close must never overtake the show of a
+   * later review of the same session, and Chromium drops a notification from getNotifications() for
+   * good when it is listed while another is still being shown, so a close-by-tag running beside a show
+   * would leave that notification impossible to close.
    */
-  private inOrder(name: string, work: () => Promise<void>): void {
-    const next = (this.pending.get(name) ?? Promise.resolve()).then(work).catch(() => undefined);
-    this.pending.set(name, next);
-    void next.then(() => {
-      if (this.pending.get(name) === next) this.pending.delete(name);
-    });
+  private inOrder(work: () => Promise<void>): void {
+    this.work = this.work.then(work).catch(() => undefined);
+  }
+
+  /** Resolves once every notification shown or closed so far has been (tests and troubleshooting). */
+  async settled(): Promise<void> {
+    let tail: Promise<void>;
+    do {
+      tail = this.work;
+      await tail;
+    } while (tail !== this.work);
   }
 
   private updateTitle(): void {
@@ -191,6 +189,28 @@ export class ReviewAlerts {
   }
 }
 
+/** Shows the sample notification of ReviewAlerts.test. */
+async function showTestNotification(): Promise<boolean> {
+  if (typeof Notification === "undefined" || Notification.permission !== "granted") return false;
+  const registration = await navigator.serviceWorker?.getRegistration().catch(() => undefined);
+  const options: NotificationOptions = {
+    body: "Notifications from this dashboard reach you.",
+    tag: "staragent-test",
+    icon: "/favicon.svg",
+  };
+  try {
+    if (registration) {
+      if (!registration.active) await navigator.serviceWorker.ready;
+      await registration.showNotification("StarAgent", options);
+    } else {
+      new Notification("StarAgent", options);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Registers the notification worker (a no-op where service workers are unavailable, e.g. plain http on a LAN). */
 export async function registerWorker(): Promise<void> {
   if (!("serviceWorker" in navigator)) return;
@@ -230,7 +250,8 @@ function tagOf(s: Session): string {
 /** What a notification's title says the session did. */
 function notificationVerb(s: Session): string {
   if (s.status === SessionStatus.IDLE) return "is idle";
-  if (s.statusReason === StatusReason.INPUT_PROMPT) return "needs your input";
+  if (s.statusReason === StatusReason.INPUT_PROMPT)
+    return `on ${s.node} ${pendingPromptWants(s) ?? "needs your input"}`;
   if (s.statusReason === StatusReason.UNSEEN_COMPLETION) return "finished its turn";
   return "needs you";
 }

@@ -1,5 +1,8 @@
 /** Which part of a session the view shows. */
-export type SessionTab = "terminal" | "chat";
+export type SessionTab = "terminal" | "chat" | "changes" | "files";
+
+/** The tabs that have a path segment of their own (the terminal is the session's plain path). */
+const NAMED_TABS: ReadonlySet<string> = new Set(["chat", "changes", "files"]);
 
 /** Where the dashboard is: one of its pages, parsed from and written to the address bar. */
 export type Route =
@@ -26,7 +29,7 @@ export function parseRoute(pathname: string, search = ""): Route {
     return {
       page: "sessions",
       session: { node: parts[1], id: parts[2] },
-      tab: parts[3] === "chat" ? "chat" : "terminal",
+      tab: parts[3] !== undefined && NAMED_TABS.has(parts[3]) ? (parts[3] as SessionTab) : "terminal",
     };
   }
   return { page: "sessions", tab: "terminal" };
@@ -35,7 +38,7 @@ export function parseRoute(pathname: string, search = ""): Route {
 /** The path of a session's view. */
 export function sessionPath(node: string, id: string, tab: SessionTab = "terminal"): string {
   const base = `/sessions/${encodeURIComponent(node)}/${encodeURIComponent(id)}`;
-  return tab === "chat" ? `${base}/chat` : base;
+  return tab === "terminal" ? base : `${base}/${tab}`;
 }
 
 /** The resource name of a session (`nodes/{node}/sessions/{id}`). */

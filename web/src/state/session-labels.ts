@@ -1,6 +1,5 @@
 import { Connectivity } from "../../../gen/staragent/v1/node_service_pb.js";
 import {
-  Cli,
   PromptKind,
   type Session,
   SessionOrigin,
@@ -31,29 +30,7 @@ export function statusLook(status: SessionStatus): StatusLook {
   return STATUS_LOOKS[status] ?? STATUS_LOOKS[SessionStatus.UNSPECIFIED];
 }
 
-/** The filter keyword of each CLI (the same words ListSessions' filter uses). */
-export const CLI_KEYS: Record<Cli, string> = {
-  [Cli.UNSPECIFIED]: "other",
-  [Cli.CLAUDE]: "claude",
-  [Cli.CODEX]: "codex",
-  [Cli.OPENCODE]: "opencode",
-  [Cli.SHELL]: "shell",
-  [Cli.OTHER]: "other",
-};
-
-const CLI_NAMES: Record<Cli, string> = {
-  [Cli.UNSPECIFIED]: "other",
-  [Cli.CLAUDE]: "Claude Code",
-  [Cli.CODEX]: "Codex",
-  [Cli.OPENCODE]: "opencode",
-  [Cli.SHELL]: "shell",
-  [Cli.OTHER]: "other",
-};
-
-/** The CLI's name for people. */
-export function cliName(cli: Cli): string {
-  return CLI_NAMES[cli] ?? "other";
-}
+export { cliName } from "./cli-table.js";
 
 const PROMPT_PREFIX: Record<PromptKind, string> = {
   [PromptKind.UNSPECIFIED]: "Asks",
@@ -62,6 +39,20 @@ const PROMPT_PREFIX: Record<PromptKind, string> = {
   [PromptKind.TRUST]: "Asks to trust the folder",
   [PromptKind.PLAN]: "Asks to approve a plan",
 };
+
+/**
+ * The row's why in two parts: `lead` names the state ("Turn finished: "), `rest` is what the agent
+ * said (the reply's last line). The compact row shows `rest` alone where there is one, since its
+ * status word already says the state and a phone row has room for little more.
+ */
+export function reasonParts(s: Session): { readonly lead: string; readonly rest: string } {
+  const text = reasonText(s);
+  const excerpt =
+    s.replyExcerpt !== "" &&
+    (s.statusReason === StatusReason.UNSEEN_COMPLETION || s.statusReason === StatusReason.SEEN_COMPLETION);
+  if (!excerpt || !text.endsWith(s.replyExcerpt)) return { lead: text, rest: "" };
+  return { lead: text.slice(0, text.length - s.replyExcerpt.length), rest: s.replyExcerpt };
+}
 
 /**
  * Why the session has its status, in words: for a review, what is pending (the prompt's text, or that a
@@ -74,15 +65,19 @@ export function reasonText(s: Session): string {
       return s.prompt ? `${prefix}: ${s.prompt}` : `${prefix} (waiting for input)`;
     }
     case StatusReason.UNSEEN_COMPLETION:
-      return "Turn finished";
+      // The reply's last line (reply_excerpt), so the row and the notification say how it ended.
+      return s.replyExcerpt ? `Turn finished: ${s.replyExcerpt}` : "Turn finished";
     case StatusReason.ACTIVE_TURN:
       return "Working on a turn";
     case StatusReason.COMMAND_RUNNING:
       return "Running a command";
     case StatusReason.NO_TURN:
-      return "No turn yet";
+      // No turn in this run; a resumed conversation's log has the replies of the runs before it.
+      return (s.usage?.totalOutputTokens ?? 0n) > 0n
+        ? "No new turn since it started (earlier turns are in Chat)"
+        : "No turn yet";
     case StatusReason.SEEN_COMPLETION:
-      return "Turn finished, seen";
+      return s.replyExcerpt ? `Turn finished, seen: ${s.replyExcerpt}` : "Turn finished, seen";
     case StatusReason.INTERRUPTED:
       return "Interrupted";
     case StatusReason.SHELL_PROMPT:
@@ -102,20 +97,18 @@ export function stopPolicy(s: Session): "never" | "confirm" | "force" {
   return s.origin === SessionOrigin.CREATED ? "confirm" : "force";
 }
 
-/** Words for how the session came under StarAgent. */
+/** Words for each known origin (every value but UNSPECIFIED, so a new one makes tsc name this table). */
+const ORIGIN_WORDS: Record<Exclude<SessionOrigin, SessionOrigin.UNSPECIFIED>, string> = {
+  [SessionOrigin.CREATED]: "created",
+  [SessionOrigin.ADOPTED]: "adopted",
+  [SessionOrigin.SYSTEM]: "system",
+  [SessionOrigin.UNMANAGED]: "not managed",
+};
+
+/** Words for how the session came under StarAgent ("" for a value this page does not know). */
 export function originText(origin: SessionOrigin): string {
-  switch (origin) {
-    case SessionOrigin.CREATED:
-      return "created";
-    case SessionOrigin.ADOPTED:
-      return "adopted";
-    case SessionOrigin.SYSTEM:
-      return "system";
-    case SessionOrigin.UNMANAGED:
-      return "not managed";
-    default:
-      return "";
-  }
+  const words: Partial<Record<SessionOrigin, string>> = ORIGIN_WORDS;
+  return words[origin] ?? "";
 }
 
 /** How a node's connectivity is shown: glyph, word and tone, like statuses. */

@@ -23,3 +23,11 @@ export function scrollbackPart(history: Uint8Array, screenLines: number): Uint8A
 export function pushIntoScrollback(rows: number): string {
   return "\n".repeat(Math.max(0, rows - 1));
 }
+
+/** The two byte arrays one after the other. */
+export function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}

@@ -26,3 +26,39 @@ export function withCtrl(data: string): string {
   if (data === " ") return "\x00";
   return data;
 }
+
+/** What the terminal's own shortcuts do. */
+export interface TerminalKeyActions {
+  /** Ctrl+]: the focus leaves the terminal. */
+  leave(): void;
+  /** Ctrl+Shift+C: the selection to copy ("" when nothing is selected). */
+  selection(): string;
+  copy(text: string): void;
+  /** Shift+PageUp: scrolling back a page. */
+  pageUp(): void;
+}
+
+/**
+ * Keys the terminal does not send to the program: Ctrl+] leaves the terminal, Ctrl+Shift+C copies the
+ * selection, Ctrl+Shift+V is left to the browser's paste. Returns false for a key xterm must not handle
+ * (xterm's custom key handler convention).
+ */
+export function handleTerminalKey(e: KeyboardEvent, actions: TerminalKeyActions): boolean {
+  if (e.type !== "keydown") return true;
+  if (e.ctrlKey && !e.shiftKey && !e.altKey && (e.key === "]" || e.code === "BracketRight")) {
+    e.preventDefault();
+    actions.leave();
+    return false;
+  }
+  if (e.ctrlKey && e.shiftKey && (e.key === "C" || e.key === "c")) {
+    const selection = actions.selection();
+    if (selection !== "") {
+      e.preventDefault();
+      actions.copy(selection);
+    }
+    return false;
+  }
+  if (e.ctrlKey && e.shiftKey && (e.key === "V" || e.key === "v")) return false;
+  if (e.shiftKey && e.key === "PageUp") actions.pageUp();
+  return true;
+}

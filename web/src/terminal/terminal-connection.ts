@@ -1,5 +1,5 @@
 import { type Client, Code, ConnectError } from "@connectrpc/connect";
-import type { AttachResponse, TerminalStream } from "../../../gen/staragent/v1/terminal_stream_pb.js";
+import { type AttachResponse, ExitCause, type TerminalStream } from "../../../gen/staragent/v1/terminal_stream_pb.js";
 import { isNetworkFailure, isUnauthenticated } from "../api/errors.js";
 import { type StreamState, StreamSupervisor } from "../state/stream-supervisor.js";
 import { InputSender } from "./input-sender.js";
@@ -205,12 +205,13 @@ export class TerminalConnection {
       case "exited": {
         this.attachmentId = undefined;
         this.input.detached();
-        const { reason, sessionEnded } = event.value;
-        if (sessionEnded || reason === "tmux client detached") {
+        const { reason, sessionEnded, cause } = event.value;
+        if (sessionEnded || cause === ExitCause.SESSION_ENDED || cause === ExitCause.CLIENT_DETACHED) {
           this.setState({ kind: "ended", reason, sessionEnded });
           return "stop";
         }
-        // "server stopping" or "detached": the stream ends next and the supervisor attaches again.
+        // The server stopping, or this viewer's stream detached: the stream ends next and the supervisor
+        // attaches again.
         return undefined;
       }
       default:

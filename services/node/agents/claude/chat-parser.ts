@@ -3,7 +3,7 @@ import type { ChatParser, ParsedMessage } from "../../chat/chat-parser.js";
 import { cleanLines, dedent, isBlank, joinText } from "../../chat/screen-lines.js";
 
 /**
- * Claude Code's conversation as it draws it (FORMATS.md "Claude Code", screens of 1.0.x to 2.1.x):
+ * Claude Code's conversation as it draws it (docs/chat.md "What each parser reads", screens of 1.0.x to 2.1.x):
  *
  *   ❯ the prompt                  (older builds: `> `), continuation lines indented by 2
  *     ⎿  Interrupted · …          notices under a prompt (interrupts, API errors)

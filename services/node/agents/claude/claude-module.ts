@@ -8,20 +8,31 @@ import {
   openedBeforeStart,
   PROCESS_START_SLACK_MS,
   type PromptSignal,
-  processKey,
+  wholeScreen,
   writtenSince,
 } from "../agent.js";
+import { bindProcessLog } from "../bound-log.js";
 import { LogBinder } from "../log-binding.js";
 import { LogFollower } from "../log-follower.js";
 import type { ProcessInfo } from "../process-table.js";
 import { programNames } from "../program.js";
+import { toPendingPrompt } from "../prompt.js";
 import { arrayField, objects, stringField } from "../record-fields.js";
+import { replyExcerpt } from "../reply-excerpt.js";
+import { TotalsFollower } from "../usage/totals-follower.js";
+import type { LimitReached } from "../usage/usage.js";
 import { claudeChatParser } from "./chat-parser.js";
+import { claudeConfigDir } from "./claude-config.js";
+import { ClaudeConversations } from "./claude-conversations.js";
+import { readClaudePrompt } from "./prompt-reader.js";
 import { claudeScreenPrompt, claudeScreenWorking, claudeTitleWorking } from "./screen.js";
 import { type ClaudeLiveState, readLiveState, sessionsFilePath } from "./sessions-file.js";
 import { type ClaudeTurnState, claudeTranscriptReducer, type PendingTool } from "./transcript.js";
 import { TranscriptFinder } from "./transcript-finder.js";
 import { ClaudeTranscriptHistory } from "./transcript-history.js";
+import { claudeLimitReached, claudeUsage, claudeUsageReducer } from "./usage.js";
+
+export { claudeConfigDir } from "./claude-config.js";
 
 /**
  * How long a transcript may lag the sessions file: when the sessions file says `idle` but the
@@ -36,12 +47,7 @@ const TRANSCRIPT_SETTLE_MS = 3_000;
  */
 const UNANSWERED_SETTLE_MS = 1_500;
 
-/** The config folder of a Claude Code process: `$CLAUDE_CONFIG_DIR`, else `$HOME/.claude`. */
-export function claudeConfigDir(env: Readonly<Record<string, string | undefined>>): string {
-  return env.CLAUDE_CONFIG_DIR || join(env.HOME || "/", ".claude");
-}
-
-/** A question asked through a tool whose result is the answer (FORMATS.md: AskUserQuestion, ExitPlanMode). */
+/** A question asked through a tool whose result is the answer (docs/status.md "Per CLI": AskUserQuestion, ExitPlanMode). */
 function toolQuestion(pending: readonly PendingTool[]): PromptSignal | undefined {
   for (const tool of pending) {
     if (tool.name === "AskUserQuestion") {
@@ -63,11 +69,20 @@ function toolQuestion(pending: readonly PendingTool[]): PromptSignal | undefined
 export class ClaudeModule implements AgentModule {
   readonly cli = Cli.CLAUDE;
   readonly name = "claude";
+
+  readPrompt(screen: string, expectedQuestion: string) {
+    return readClaudePrompt(screen, [], expectedQuestion);
+  }
   readonly scope = "tree";
   readonly adoptable = true;
+  /** Its own interrupt key (docs/compat.md). */
+  readonly interrupt = { keys: ["Escape"] };
   readonly chatParser = claudeChatParser;
   readonly history = new ClaudeTranscriptHistory();
+  readonly conversations = new ClaudeConversations();
   private readonly transcripts = new LogFollower(claudeTranscriptReducer);
+  /** The conversation's totals: the whole transcript read once, then only what is appended. */
+  private readonly usage = new TotalsFollower(claudeUsageReducer);
   private readonly finder = new TranscriptFinder();
   private readonly binder = new LogBinder();
 
@@ -92,23 +107,14 @@ export class ClaudeModule implements AgentModule {
     const explicit = live
       ? { key: join(dir, `${live.sessionId}.jsonl`), how: `sessions/${process.pid}.json names it` }
       : undefined;
-    const siblings = context.siblings.map(processKey);
     const files = explicit ? [] : await this.finder.writtenSince(dir, processStart.getTime() - PROCESS_START_SLACK_MS);
-    const candidates = await Promise.all(
-      files.map(async (f) => ({
-        key: f.path,
-        updatedMs: f.mtimeMs,
-        // Prompts are compared only when instances share the folder.
-        newestPrompt: siblings.length > 0 ? ((await this.transcripts.read(f.path))?.state.promptText ?? "") : "",
-      })),
-    );
-    const binding = await this.binder.bind({
-      process: processKey(process),
-      siblings,
-      candidates,
+    const binding = await bindProcessLog(
+      this.binder,
+      context,
+      files.map((f) => ({ key: f.path, updatedMs: f.mtimeMs })),
+      async (f) => (await this.transcripts.read(f.key))?.state.promptText,
       explicit,
-      screen: () => context.visibleScreen(0),
-    });
+    );
     return { path: binding.key, how: binding.how, dir, screenRead: binding.screenRead };
   }
 
@@ -134,7 +140,7 @@ export class ClaudeModule implements AgentModule {
     let turn: AgentSignals["turn"] = state?.turn ?? "none";
     if (live?.status === "busy" || live?.status === "waiting") turn = "active";
     else if (live?.status === "idle" && turn === "active" && state && fresh) {
-      // Esc before the model's first reply writes nothing to the transcript (FORMATS.md): the
+      // Esc before the model's first reply writes nothing to the transcript (docs/status.md, "Per CLI"): the
       // sessions file turned idle after the prompt, and nothing answered it.
       if (!state.answered && live.statusSince > state.promptAt) turn = "interrupted";
       // Settled: a turn the model answered completed; one nothing answered was interrupted (builds
@@ -143,6 +149,7 @@ export class ClaudeModule implements AgentModule {
     }
 
     let prompt = turn === "active" && state ? toolQuestion(state.pending) : undefined;
+    let screenLimit: LimitReached | undefined;
     const pendingTool = (state?.pending.length ?? 0) > 0;
     const unanswered = !live && turn === "active" && state !== undefined && !state.answered && fresh !== undefined;
     const needScreen =
@@ -153,6 +160,7 @@ export class ClaudeModule implements AgentModule {
     if (needScreen) {
       const screen = await context.screen(fresh?.reread ? 0 : undefined);
       prompt = claudeScreenPrompt(screen);
+      screenLimit = claudeLimitReached(screen);
       if (!prompt && live?.status === "waiting") {
         // 2.1.332 waits for a "permission prompt" (approval) or "input needed" (AskUserQuestion, whose
         // tool call may reach the transcript a moment after the sessions file says so).
@@ -170,10 +178,23 @@ export class ClaudeModule implements AgentModule {
       }
       details.push(prompt ? "prompt on screen" : working ? "working on screen" : "screen quiet");
     }
+    if (prompt) {
+      const read = readClaudePrompt(
+        await wholeScreen(context, fresh?.reread ? 0 : undefined),
+        state?.pending ?? [],
+        prompt.kind === PromptKind.QUESTION ? prompt.text : "",
+      );
+      if (read) prompt = { ...prompt, pending: toPendingPrompt(this.name, read) };
+    }
     const promptUuid = state?.promptUuid ?? "";
+    // Only when the transcript changed does the follower read (its appended bytes); else one stat.
+    const totals = bound.path && (fresh || live) ? await this.usage.read(bound.path) : undefined;
     return {
+      usage: totals ? claudeUsage(totals.state, screenLimit, totals.complete) : undefined,
+      pending: totals?.complete === false,
       turn,
       completionId: turn === "completed" ? promptUuid : "",
+      replyExcerpt: turn === "completed" ? replyExcerpt(state?.replyText ?? "") : "",
       prompt,
       detail: details.join("; "),
       lastActivity: fresh ? new Date(fresh.mtimeMs) : undefined,

@@ -2,7 +2,7 @@ import { PromptKind } from "../../../../gen/staragent/v1/session_pb.js";
 import type { PromptSignal } from "../agent.js";
 
 /**
- * Claude Code's on-screen questions (FORMATS.md, 1.0.x to 2.1.x): each needs its question line and,
+ * Claude Code's on-screen questions (docs/status.md "Per CLI", 1.0.x to 2.1.x): each needs its question line and,
  * except trust, a numbered `❯ 1.` option below it, so a question quoted in the conversation is not
  * taken for a live one.
  */

@@ -6,7 +6,7 @@ import { stringField } from "../record-fields.js";
 /** Largest sessions file read: the real ones are a few hundred bytes; anything bigger is not one. */
 const MAX_SESSIONS_FILE_BYTES = 64 * 1024;
 
-/** What Claude Code 2.1.x says about a running process in `sessions/<pid>.json` (FORMATS.md). */
+/** What Claude Code 2.1.x says about a running process in `sessions/<pid>.json` (docs/status.md, "Per CLI"). */
 export interface ClaudeLiveState {
   readonly sessionId: string;
   /** The start cwd (the transcript folder is derived from it). */

@@ -7,7 +7,7 @@ import { arrayField, objectField, objects, stringField } from "../record-fields.
 
 /**
  * Record types that are never conversation; some are large (request dumps, attachments), so a line
- * whose top-level `type` is one of them is skipped without parsing (FORMATS.md, docs/compat.md).
+ * whose top-level `type` is one of them is skipped without parsing (docs/status.md, docs/compat.md).
  * 2.1.332 writes that `type` first, or (attachments) right after the payload, before the envelope's
  * plain fields: the first or the last `type` of the line.
  */
@@ -67,7 +67,7 @@ const TOOL_TARGET_FIELDS: Readonly<Record<string, readonly string[]>> = {
 const GENERIC_TARGET_FIELDS = ["command", "file_path", "path", "pattern", "url", "query", "description"];
 
 /**
- * Claude Code's transcript as chat (FORMATS.md "Claude Code"): prompts, answers (one per text block),
+ * Claude Code's transcript as chat (docs/chat.md, docs/status.md "Per CLI"): prompts, answers (one per text block),
  * tool calls with their command or file and the result from the later `tool_result` line,
  * interrupts, API errors and compaction as system messages. Sidechains (subagents), meta lines,
  * the compaction summary and metadata records are not the conversation.

@@ -1,7 +1,7 @@
 import type { JsonRecord, LifecycleReducer } from "../log-follower.js";
 import { arrayField, objectField, objects, stringField } from "../record-fields.js";
 
-/** Texts Claude Code writes as a `user` line when the user interrupts (FORMATS.md). */
+/** Texts Claude Code writes as a `user` line when the user interrupts (docs/status.md, "Per CLI"). */
 const INTERRUPT_PREFIX = "[Request interrupted by user";
 /** Local slash-command and `!` bash-mode output: the command ran without a model turn. */
 const LOCAL_OUTPUT = /^<(local-command-std(out|err)|bash-std(out|err))>/;
@@ -37,6 +37,8 @@ export interface ClaudeTurnState {
   readonly apiError: boolean;
   /** The record that decided `turn`, for the status detail. */
   readonly decidedBy: string;
+  /** The newest assistant text of the turn ("" before any). */
+  readonly replyText: string;
 }
 
 const INITIAL: ClaudeTurnState = {
@@ -49,6 +51,7 @@ const INITIAL: ClaudeTurnState = {
   ambiguousEnd: false,
   apiError: false,
   decidedBy: "no records",
+  replyText: "",
 };
 
 /** The text of a user line: a string content, or its text blocks joined ("" for tool results only). */
@@ -77,7 +80,7 @@ export function isRealPrompt(record: JsonRecord): boolean {
 }
 
 /**
- * Claude Code's transcript lifecycle (FORMATS.md): a real prompt opens a turn; tool calls and results
+ * Claude Code's transcript lifecycle (docs/status.md, "Per CLI"): a real prompt opens a turn; tool calls and results
  * keep it active; `end_turn`, `turn_duration`, `stop_hook_summary` or an API error complete it; an
  * interrupt line ends it as interrupted. Metadata types, sidechains and meta lines are skipped.
  */
@@ -128,6 +131,7 @@ function applyUser(state: ClaudeTurnState, record: JsonRecord): ClaudeTurnState 
       ambiguousEnd: false,
       apiError: false,
       decidedBy: "user prompt",
+      replyText: "",
     };
   }
   const text = userText(record);
@@ -166,6 +170,11 @@ function applyAssistant(state: ClaudeTurnState, record: JsonRecord): ClaudeTurnS
     };
   }
   const blocks = objects(arrayField(message, "content"));
+  const said = blocks
+    .filter((b) => b.type === "text")
+    .map((b) => stringField(b, "text"))
+    .join("\n");
+  if (said.trim() !== "") state = { ...state, replyText: said };
   const calls = blocks
     .filter((b) => b.type === "tool_use")
     .map((b) => ({ id: stringField(b, "id"), name: stringField(b, "name"), input: objectField(b, "input") }));

@@ -3,7 +3,7 @@ import type { ChatParser, ParsedMessage } from "../../chat/chat-parser.js";
 import { cleanLines, dedent, isBlank, joinText } from "../../chat/screen-lines.js";
 
 /**
- * Codex's conversation as its TUI draws it (FORMATS.md "Codex CLI" and docs/compat.md, 0.4x to 0.17x;
+ * Codex's conversation as its TUI draws it (docs/chat.md "What each parser reads" and docs/compat.md, 0.4x to 0.17x;
  * older builds print into the scrollback, 0.171 redraws it on the alternate screen):
  *
  *   › the prompt                      continuation lines indented by 2

@@ -33,7 +33,7 @@ const OUTPUT_HEADER = /^Chunk ID: [^\n]*\n(?:[^\n]*\n)*?Output:\n/;
 const PATCH_FILE = /^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm;
 
 /**
- * Codex's rollout as chat (FORMATS.md "Codex CLI", docs/compat.md): `response_item` messages (the
+ * Codex's rollout as chat (docs/status.md "Per CLI", docs/compat.md): `response_item` messages (the
  * prompts as typed, the answers; context Codex injects and the compaction's own summary left out),
  * function calls with their command and the output from `function_call_output`, and compaction,
  * interrupts and errors as system messages. Present from the legacy 0.60 rollouts to 0.171.

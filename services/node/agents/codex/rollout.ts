@@ -8,8 +8,14 @@ export interface CodexTurnState {
   readonly turnId: string;
   /** Identity of the newest completed turn ("" when none). */
   readonly completionId: string;
-  /** Identity of the newest user prompt: its turn's id, or its timestamp in legacy rollouts. */
+  /**
+   * Identity of the newest user prompt: its turn's id, or its timestamp in legacy rollouts. A further
+   * prompt in the same turn (a follow-up Codex steered into the running turn) is `turn id:item id`, so
+   * every prompt has an identity of its own.
+   */
   readonly lastUserTurn: string;
+  /** True when the newest user prompt joined a running turn (steered into it) rather than opening one. */
+  readonly lastUserTurnJoined: boolean;
   /** The newest prompt's text as typed ("" when none seen), for finding it on a pane's screen. */
   readonly prompt: string;
   /** When the newest turn started (ms since the epoch; 0 when unknown). */
@@ -20,6 +26,8 @@ export interface CodexTurnState {
   readonly taskEvents: boolean;
   /** The record that decided `turn`, for the status detail. */
   readonly decidedBy: string;
+  /** The newest agent message of the turn (`agent_message`, or `task_complete`'s `last_agent_message`). */
+  readonly replyText: string;
 }
 
 const INITIAL: CodexTurnState = {
@@ -27,11 +35,13 @@ const INITIAL: CodexTurnState = {
   turnId: "",
   completionId: "",
   lastUserTurn: "",
+  lastUserTurnJoined: false,
   prompt: "",
   turnStartedAt: 0,
   pendingCalls: [],
   taskEvents: false,
   decidedBy: "no records",
+  replyText: "",
 };
 
 /** Tool call and output item types in `response_item` payloads. */
@@ -39,7 +49,7 @@ const CALL_TYPES: ReadonlySet<string> = new Set(["function_call", "custom_tool_c
 const OUTPUT_TYPES: ReadonlySet<string> = new Set(["function_call_output", "custom_tool_call_output"]);
 
 /**
- * Codex's rollout lifecycle (FORMATS.md): `task_started` opens a turn, `task_complete` completes it
+ * Codex's rollout lifecycle (docs/status.md, "Per CLI"): `task_started` opens a turn, `task_complete` completes it
  * (identity `turn_id`), `turn_aborted` ends it by reason. Legacy rollouts without task events: a user
  * message newer than the last agent message means working. Unknown types are skipped.
  */
@@ -69,6 +79,7 @@ export const codexRolloutReducer: LifecycleReducer<CodexTurnState> = {
           pendingCalls: [],
           taskEvents: true,
           decidedBy: "task_started",
+          replyText: "",
         };
       }
       case "item_completed": {
@@ -78,7 +89,11 @@ export const codexRolloutReducer: LifecycleReducer<CodexTurnState> = {
         const text = objects(arrayField(item, "content"))
           .map((c) => stringField(c, "text"))
           .join("\n");
-        return { ...state, prompt: text || state.prompt, lastUserTurn: state.turnId || state.lastUserTurn };
+        return {
+          ...state,
+          prompt: text || state.prompt,
+          ...userPrompt(state, stringField(item, "id"), state.lastUserTurn),
+        };
       }
       case "task_complete":
         return {
@@ -88,6 +103,7 @@ export const codexRolloutReducer: LifecycleReducer<CodexTurnState> = {
           pendingCalls: [],
           taskEvents: true,
           decidedBy: "task_complete",
+          replyText: stringField(payload, "last_agent_message") || state.replyText,
         };
       case "turn_aborted": {
         const reason = stringField(payload, "reason");
@@ -99,7 +115,7 @@ export const codexRolloutReducer: LifecycleReducer<CodexTurnState> = {
       case "user_message": {
         const id = state.taskEvents && state.turnId !== "" ? state.turnId : stringField(record, "timestamp");
         const prompt = stringField(payload, "message") || state.prompt;
-        if (state.taskEvents) return { ...state, lastUserTurn: id, prompt };
+        if (state.taskEvents) return { ...state, prompt, ...userPrompt(state, stringField(record, "timestamp"), id) };
         const at = Date.parse(stringField(record, "timestamp"));
         return {
           ...state,
@@ -110,7 +126,9 @@ export const codexRolloutReducer: LifecycleReducer<CodexTurnState> = {
           decidedBy: "user message (legacy)",
         };
       }
-      case "agent_message":
+      case "agent_message": {
+        const said = stringField(payload, "message");
+        if (said.trim() !== "") state = { ...state, replyText: said };
         if (state.taskEvents || state.lastUserTurn === "") return state;
         return {
           ...state,
@@ -118,11 +136,29 @@ export const codexRolloutReducer: LifecycleReducer<CodexTurnState> = {
           completionId: state.lastUserTurn,
           decidedBy: "agent message (legacy)",
         };
+      }
       default:
         return state;
     }
   },
 };
+
+/**
+ * The identity of a user prompt recorded in the current turn: the turn's id for its first prompt; for
+ * a further one (Codex steered a follow-up into the running turn: same `turn_id`), the turn's id and
+ * `own` (the item's id, or the record's time), so that its arrival is seen as a new prompt. Without
+ * a turn id, `withoutTurn`.
+ */
+function userPrompt(
+  state: CodexTurnState,
+  own: string,
+  withoutTurn: string,
+): Pick<CodexTurnState, "lastUserTurn" | "lastUserTurnJoined"> {
+  if (state.turnId === "") return { lastUserTurn: withoutTurn, lastUserTurnJoined: false };
+  const inThisTurn = state.lastUserTurn === state.turnId || state.lastUserTurn.startsWith(`${state.turnId}:`);
+  if (!inThisTurn) return { lastUserTurn: state.turnId, lastUserTurnJoined: false };
+  return { lastUserTurn: `${state.turnId}:${own}`, lastUserTurnJoined: true };
+}
 
 function applyItem(state: CodexTurnState, payload: JsonRecord): CodexTurnState {
   const type = stringField(payload, "type");

@@ -1,7 +1,7 @@
 import { PromptKind } from "../../../../gen/staragent/v1/session_pb.js";
 import type { PromptSignal } from "../agent.js";
 
-/** Codex's on-screen questions (FORMATS.md, 0.6x to 0.17x). */
+/** Codex's on-screen questions (docs/status.md "Per CLI", 0.6x to 0.17x). */
 const PROMPT_RULES: readonly { kind: PromptKind; pattern: RegExp }[] = [
   {
     kind: PromptKind.APPROVAL,

@@ -3,7 +3,7 @@ import type { ChatParser, ParsedMessage } from "../../chat/chat-parser.js";
 import { cleanLines, indentOf, isBlank, isBlockArt, joinText } from "../../chat/screen-lines.js";
 
 /**
- * opencode's session view (FORMATS.md "opencode", 1.x TUI), a full-screen app on the alternate screen:
+ * opencode's session view (docs/chat.md "What each parser reads", 1.x TUI), a full-screen app on the alternate screen:
  *
  *   ┃  the prompt                  user messages: a panel with a `┃` left edge
  *      answer text                  assistant text, indented, no mark

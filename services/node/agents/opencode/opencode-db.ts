@@ -1,7 +1,10 @@
+import { join } from "node:path";
 import type Database from "better-sqlite3";
 import { parseRecord } from "../log-follower.js";
 import { objectField, stringField } from "../record-fields.js";
+import type { UsageReading } from "../usage/usage.js";
 import { databaseState, OpencodeConnections } from "./db-connections.js";
+import { queryUsage } from "./usage.js";
 
 /** Messages looked at, newest first, to find the newest turn's user and assistant messages. */
 const RECENT_MESSAGES = 16;
@@ -11,6 +14,12 @@ const REJECTED = /\brejected permission\b/i;
 const MAX_CACHED_ANSWERS = 16 * 64;
 /** Root sessions of one folder considered as a pane's own (the most recently updated). */
 const MAX_CANDIDATE_SESSIONS = 16;
+
+/** opencode's database of a process: `$XDG_DATA_HOME/opencode/opencode.db`, else under `$HOME/.local/share`. */
+export function opencodeDbPath(env: Readonly<Record<string, string | undefined>>): string {
+  const dataHome = env.XDG_DATA_HOME || join(env.HOME || "/", ".local", "share");
+  return join(dataHome, "opencode", "opencode.db");
+}
 
 /** The newest turn of the pane's opencode session. */
 export interface OpencodeTurnState {
@@ -26,6 +35,8 @@ export interface OpencodeTurnState {
   /** Newest update of the session, in ms since the epoch (0 when none). */
   readonly updatedMs: number;
   readonly decidedBy: string;
+  /** The text of the newest turn's reply once completed: the newest answer's text parts ("" otherwise). */
+  readonly replyText: string;
 }
 
 /** A state with no session, for an empty or missing database. */
@@ -37,11 +48,12 @@ export const NO_OPENCODE_SESSION: OpencodeTurnState = {
   toolRunning: false,
   updatedMs: 0,
   decidedBy: "no session for this folder",
+  replyText: "",
 };
 
 /**
  * Reads opencode's SQLite state (1.2 and later) read-only: the root sessions of a folder, and of one
- * session its newest user message and the assistant messages answering it (FORMATS.md). Results are
+ * session its newest user message and the assistant messages answering it (docs/status.md, "Per CLI"). Results are
  * cached on the database's and its WAL's size and mtime, so an idle session costs two `stat` calls
  * per poll.
  */
@@ -60,6 +72,12 @@ export class OpencodeDb {
   /** The turn state of session `sessionId`; undefined when there is no database. */
   async readSession(path: string, sessionId: string): Promise<OpencodeTurnState | undefined> {
     return this.cached(path, `turn\0${sessionId}`, (db) => queryTurn(db, sessionId));
+  }
+
+  /** The usage of session `sessionId` (undefined when there is no database or no reply yet). */
+  async readUsage(path: string, sessionId: string): Promise<UsageReading | undefined> {
+    const usage = await this.cached(path, `usage\0${sessionId}`, (db) => queryUsage(db, sessionId) ?? null);
+    return usage ?? undefined;
   }
 
   /** Runs `query` unless the database and its WAL are unchanged since it last ran for `key`. */
@@ -135,7 +153,7 @@ function newestPrompt(db: Database.Database, sessionId: string): string {
     .join("\n");
 }
 
-/** Applies FORMATS.md's rules to the newest messages of session `sessionId`. */
+/** Applies docs/status.md's opencode rules to the newest messages of session `sessionId`. */
 export function queryTurn(db: Database.Database, sessionId: string): OpencodeTurnState {
   const session = db.prepare("SELECT id, time_updated FROM session WHERE id = ?").get(sessionId) as
     | { id: string; time_updated: number }
@@ -173,7 +191,7 @@ export function queryTurn(db: Database.Database, sessionId: string): OpencodeTur
     return { ...turnBase, turn: "interrupted", decidedBy: "permission rejected" };
   }
   if (finish !== "tool-calls" && (finish !== "" || completed !== undefined) && !toolRunning) {
-    return { ...turnBase, turn: "completed", decidedBy: `finish ${finish}` };
+    return { ...turnBase, turn: "completed", decidedBy: `finish ${finish}`, replyText: replyText(db, answers) };
   }
   return {
     ...turnBase,
@@ -181,6 +199,23 @@ export function queryTurn(db: Database.Database, sessionId: string): OpencodeTur
     toolRunning,
     decidedBy: toolRunning ? "tool running" : finish === "tool-calls" ? "finish tool-calls" : "assistant unfinished",
   };
+}
+
+/**
+ * The reply of a completed turn: the text parts of the newest answer that has any (a turn of several
+ * steps ends with its words in its last assistant message; a step of tool calls alone has none).
+ */
+function replyText(db: Database.Database, answers: readonly { id: string }[]): string {
+  const statement = db.prepare("SELECT data FROM part WHERE message_id = ? ORDER BY id");
+  for (const answer of answers) {
+    const texts = (statement.all(answer.id) as { data: string }[])
+      .map((p) => parseRecord(p.data))
+      .filter((p) => stringField(p, "type") === "text" && p?.synthetic !== true)
+      .map((p) => stringField(p, "text"))
+      .filter((t) => t.trim() !== "");
+    if (texts.length > 0) return texts.join("\n");
+  }
+  return "";
 }
 
 /** The state of each tool part of a message. */

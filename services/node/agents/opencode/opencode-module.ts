@@ -1,6 +1,7 @@
 import { realpath } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { Cli } from "../../../../gen/staragent/v1/session_pb.js";
+import type { ChatParser } from "../../chat/chat-parser.js";
 import {
   type AgentContext,
   type AgentModule,
@@ -8,22 +9,56 @@ import {
   observeSafely,
   openedBeforeStart,
   PROCESS_START_SLACK_MS,
-  processKey,
+  type PromptSignal,
+  wholeScreen,
   writtenSince,
 } from "../agent.js";
+import { bindProcessLog } from "../bound-log.js";
 import { LogBinder } from "../log-binding.js";
 import type { ProcessInfo } from "../process-table.js";
 import { optionValue, programNames } from "../program.js";
+import { type ScreenPrompt, toPendingPrompt } from "../prompt.js";
+import { replyExcerpt } from "../reply-excerpt.js";
 import { opencodeChatParser } from "./chat-parser.js";
-import { OpencodeDb } from "./opencode-db.js";
+import { OpencodeConversations } from "./opencode-conversations.js";
+import { OpencodeDb, opencodeDbPath } from "./opencode-db.js";
+import { readOpencodePrompt } from "./prompt-reader.js";
 import { opencodeScreenPrompt, opencodeScreenWorking } from "./screen.js";
 import { OpencodeSessionHistory } from "./session-history.js";
 
-/** opencode's database of a process: `$XDG_DATA_HOME/opencode/opencode.db`, else under `$HOME/.local/share`. */
-export function opencodeDbPath(env: Readonly<Record<string, string | undefined>>): string {
-  const dataHome = env.XDG_DATA_HOME || join(env.HOME || "/", ".local", "share");
-  return join(dataHome, "opencode", "opencode.db");
+/**
+ * What a CLI built on opencode's core (Kilo CLI) changes of this module: its names, where its
+ * database is, and how its permission dialog is answered. opencode's own are the defaults.
+ */
+export interface OpencodeFlavour {
+  readonly cli: Cli;
+  readonly name: string;
+  /** The program names its process goes by. */
+  readonly programs: readonly string[];
+  dbPath(env: Readonly<Record<string, string | undefined>>): string;
+  /** The prompt signal of the pane's bottom, and the whole prompt with its keys (AgentModule.readPrompt). */
+  screenPrompt(screen: string): PromptSignal | undefined;
+  readPrompt(screen: string): ScreenPrompt | undefined;
+  readonly chatParser: ChatParser;
+  newConversations(): OpencodeConversations;
+  /**
+   * True when its permission dialog may be drawn before the tool's part is in the database (Kilo
+   * CLI 7.7 does this), so the screen is read throughout an active turn, not only while a tool runs.
+   */
+  readonly asksBeforeToolPart: boolean;
 }
+
+const OPENCODE: OpencodeFlavour = {
+  cli: Cli.OPENCODE,
+  name: "opencode",
+  programs: ["opencode"],
+  dbPath: opencodeDbPath,
+  screenPrompt: opencodeScreenPrompt,
+  readPrompt: readOpencodePrompt,
+  chatParser: opencodeChatParser,
+  newConversations: () => new OpencodeConversations(),
+  asksBeforeToolPart: false,
+};
 
 /**
  * opencode: recognised by its argv; status from its SQLite state (read-only) for the pane's own root
@@ -31,27 +66,44 @@ export function opencodeDbPath(env: Readonly<Record<string, string | undefined>>
  * its pane shows: `LogBinder`), and the pane bottom for the permission dialog, held in memory only.
  */
 export class OpencodeModule implements AgentModule {
-  readonly cli = Cli.OPENCODE;
-  readonly name = "opencode";
+  readonly cli: Cli;
+  readonly name: string;
+
+  readPrompt(screen: string) {
+    return this.flavour.readPrompt(screen);
+  }
   readonly scope = "tree";
   readonly adoptable = true;
-  readonly chatParser = opencodeChatParser;
-  readonly history = new OpencodeSessionHistory();
+  /** Its own interrupt key (docs/compat.md). */
+  readonly interrupt = { keys: ["Escape"], confirm: "esc again to interrupt" };
+  readonly chatParser: ChatParser;
+  readonly history: OpencodeSessionHistory;
+  readonly conversations: OpencodeConversations;
   private readonly db = new OpencodeDb();
   private readonly binder = new LogBinder();
 
+  constructor(private readonly flavour: OpencodeFlavour = OPENCODE) {
+    this.cli = flavour.cli;
+    this.name = flavour.name;
+    this.history = new OpencodeSessionHistory(flavour.cli, flavour.name);
+    this.chatParser = flavour.chatParser;
+    this.conversations = flavour.newConversations();
+  }
+
   recognises(process: ProcessInfo): boolean {
-    return programNames(process).names.has("opencode");
+    const { names } = programNames(process);
+    return this.flavour.programs.some((p) => names.has(p));
   }
 
   observe(context: AgentContext): Promise<AgentSignals> {
-    return observeSafely("opencode", () => this.read(context));
+    return observeSafely(this.name, () => this.read(context));
   }
 
   /** Closes the database connections its status and chat reads keep open. */
   close(): void {
     this.db.close();
     this.history.clear();
+    this.conversations.close();
   }
 
   /** The session of the pane's process, and how it was bound. */
@@ -63,23 +115,22 @@ export class OpencodeModule implements AgentModule {
     const { process, processStart } = context;
     // `opencode --session <id>` names its session.
     const named = optionValue(process.argv, ["--session", "-s"]);
-    const siblings = context.siblings.map(processKey);
     const sessions = named
       ? []
       : ((await this.db.sessionsSince(path, cwd, processStart.getTime() - PROCESS_START_SLACK_MS)) ?? []);
-    const binding = await this.binder.bind({
-      process: processKey(process),
-      siblings,
-      candidates: sessions.map((s) => ({ key: s.id, updatedMs: s.updatedMs, newestPrompt: s.newestPrompt })),
-      explicit: named ? { key: named, how: "its --session argument names it" } : undefined,
-      screen: () => context.visibleScreen(0),
-    });
+    const binding = await bindProcessLog(
+      this.binder,
+      context,
+      sessions.map((s) => ({ key: s.id, updatedMs: s.updatedMs, newestPrompt: s.newestPrompt })),
+      (s) => s.newestPrompt,
+      named ? { key: named, how: "its --session argument names it" } : undefined,
+    );
     return { id: binding.key, how: binding.how };
   }
 
   private async read(context: AgentContext): Promise<AgentSignals> {
     const { pane, processStart } = context;
-    const path = opencodeDbPath(await context.env());
+    const path = this.flavour.dbPath(await context.env());
     const cwd = await realpath(pane.paneCurrentPath).catch(() => pane.paneCurrentPath);
     const bound = await this.bind(context, path, cwd);
     const read = bound.id ? await this.db.readSession(path, bound.id) : undefined;
@@ -89,21 +140,27 @@ export class OpencodeModule implements AgentModule {
     const state = earlier ? undefined : current;
     const details = [
       current
-        ? `opencode.db session ${current.sessionId} (${bound.how}): ${earlier ? "its newest turn predates this process" : current.decidedBy}`
+        ? `${this.name}.db session ${current.sessionId} (${bound.how}): ${earlier ? "its newest turn predates this process" : current.decidedBy}`
         : `no session (${bound.how})`,
     ];
     let turn: AgentSignals["turn"] = state?.turn ?? "none";
     let prompt: AgentSignals["prompt"];
-    if (!state || (turn === "active" && state.toolRunning)) {
+    if (!state || (turn === "active" && (state.toolRunning || this.flavour.asksBeforeToolPart))) {
       const screen = await context.screen();
-      prompt = opencodeScreenPrompt(screen);
+      prompt = this.flavour.screenPrompt(screen);
+      const read = prompt ? this.flavour.readPrompt(await wholeScreen(context)) : undefined;
+      if (prompt && read) prompt = { ...prompt, pending: toPendingPrompt(this.name, read) };
       const working = opencodeScreenWorking(screen);
       if (!state && working) turn = "active";
       details.push(prompt ? "prompt on screen" : working ? "working on screen" : "screen quiet");
     }
+    // Cached with the turn read on the database's size and mtime: an unchanged database costs nothing more.
+    const usage = current ? await this.db.readUsage(path, current.sessionId) : undefined;
     return {
+      usage,
       turn,
       completionId: turn === "completed" ? (state?.userMessageId ?? "") : "",
+      replyExcerpt: turn === "completed" ? replyExcerpt(state?.replyText ?? "") : "",
       prompt,
       detail: details.join("; "),
       lastActivity: current ? new Date(current.updatedMs) : undefined,

@@ -3,6 +3,10 @@ import type { PromptSignal } from "../agent.js";
 
 /** The permission dialog (1.x): `┃  △ Permission required`, the request (`$ command`) a few lines below. */
 const PERMISSION = /^[\s┃]*△\s+(Permission required)\s*$/m;
+/** The confirmation "Allow always" opens (1.18): `┃  △ Always allow`, then the patterns it will allow. */
+const ALWAYS_ALLOW = /^[\s┃]*△\s+(Always allow)\s*$/m;
+/** A pattern line of the always-allow confirmation: `- echo *`. */
+const PATTERN_LINE = /^[\s┃]*- (\S.*?)\s*$/m;
 /** The request line of the dialog: a shell command, else the first non-empty line. */
 const REQUEST_LINE = /^[\s┃]*(\S.*?)\s*$/;
 /** Lines below the dialog's title searched for the request. */
@@ -13,6 +17,11 @@ const WORKING_FOOTER = /\besc (to )?interrupt\b/;
 /** A visible question at the bottom of an opencode pane, if any. */
 export function opencodeScreenPrompt(screen: string): PromptSignal | undefined {
   const match = PERMISSION.exec(screen);
+  const always = ALWAYS_ALLOW.exec(screen);
+  if (always && (!match || always.index > match.index)) {
+    const pattern = PATTERN_LINE.exec(screen.slice(always.index + always[0].length))?.[1];
+    return { kind: PromptKind.APPROVAL, text: pattern ? `Always allow: ${pattern}` : "Always allow" };
+  }
   if (!match) return undefined;
   const below = screen
     .slice(match.index + match[0].length)

@@ -44,14 +44,18 @@ interface MessageRow {
 }
 
 /**
- * opencode's database (1.2 and later; FORMATS.md "opencode") as chat: one session's messages, newest
+ * opencode's database (1.2 and later; docs/status.md "Per CLI") as chat: one session's messages, newest
  * first through the `(session_id, time_created, id)` index, each with its parts: a user message's
  * text, an assistant message's text parts and tool parts (the command or file, and the output once
  * completed), a compaction as one system message (its summary left out), interrupts and errors as
  * system messages. Opened read-only; answers are kept while the database and its WAL are unchanged.
  */
 export class OpencodeSessionHistory implements ChatHistoryReader {
-  readonly cli = Cli.OPENCODE;
+  /** `cli` and `name`: a CLI on opencode's core (Kilo CLI) reads its own database alike. */
+  constructor(
+    readonly cli: Cli = Cli.OPENCODE,
+    private readonly name = "opencode",
+  ) {}
   private readonly connections = new OpencodeConnections();
   private readonly windows = new Map<string, HistoryWindow>();
 
@@ -64,7 +68,8 @@ export class OpencodeSessionHistory implements ChatHistoryReader {
     if (cached) return cached;
     let window: HistoryWindow | undefined;
     try {
-      window = readWindow(this.connections.get(log.path, ino), log, `${log.path}\0${ino}`, request);
+      const db = this.connections.get(log.path, ino);
+      window = readWindow(db, log, `${log.path}\0${ino}`, request, `${this.name}.db session ${log.session}`);
     } catch {
       return undefined;
     }
@@ -91,11 +96,11 @@ function readWindow(
   log: ChatLogRef,
   dbKey: string,
   request: HistoryRequest,
+  label: string,
 ): HistoryWindow | undefined {
   const session = db.prepare("SELECT id FROM session WHERE id = ?").get(log.session);
   if (!session) return undefined;
   const logKey = `${dbKey}\0${log.session}`;
-  const label = `opencode.db session ${log.session}`;
   let bound: { t: number; id: string } | undefined;
   if (request.before !== undefined) {
     const row = db

@@ -5,7 +5,7 @@ import { shellChatParser } from "./chat-parser.js";
 import { isShell, programName } from "./shell-names.js";
 
 /**
- * A plain shell as the pane's own process (FORMATS.md, "Shells and other commands"): working while
+ * A plain shell as the pane's own process (docs/status.md, "Per CLI": shells): working while
  * tmux reports a foreground command other than the shell, idle at its prompt. Read from the pane
  * alone (no files, no screen), and looked for only when no agent CLI runs below the pane.
  */
@@ -15,6 +15,8 @@ export class ShellModule implements AgentModule {
   readonly scope = "root";
   readonly adoptable = false;
   readonly chatParser = shellChatParser;
+  /** Ctrl-C: the foreground command's interrupt. */
+  readonly interrupt = { keys: ["C-c"] };
 
   recognises(process: ProcessInfo): boolean {
     return isShell(process);

@@ -1,6 +1,6 @@
 import type { ProcessInfo } from "../process-table.js";
 
-/** Programs that count as a plain shell (FORMATS.md, "Shells and other commands"). */
+/** Programs that count as a plain shell (docs/status.md, "Per CLI": shells). */
 export const SHELL_NAMES: ReadonlySet<string> = new Set(["bash", "zsh", "fish", "sh", "dash", "ksh", "tcsh"]);
 
 /** The program name of a process: argv[0]'s basename without a login dash, else `comm`. */

@@ -10,8 +10,3 @@ export class LightElement extends LitElement {
     return this;
   }
 }
-
-/** Fires a typed event that bubbles out of the component (and out of any shadow root around it). */
-export function emit<T>(target: EventTarget, type: string, detail: T): void {
-  target.dispatchEvent(new CustomEvent<T>(type, { detail, bubbles: true, composed: true }));
-}

@@ -1,4 +1,5 @@
 import { consume } from "@lit/context";
+import { initialState, Task, TaskStatus } from "@lit/task";
 import { html, nothing } from "lit";
 import { state } from "lit/decorators.js";
 import type { AdoptableSession } from "../../../../gen/staragent/v1/session_pb.js";
@@ -15,19 +16,60 @@ import { LightElement } from "../base/light-element.js";
  */
 export class SaAdoptDialog extends LightElement {
   @consume({ context: appContext }) private app?: AppServices;
-  @state() private items: AdoptableSession[] = [];
-  @state() private unreachable: string[] = [];
-  @state() private loading = false;
-  @state() private error = "";
-  @state() private adopting = "";
+  /** Adopted since the last scan (no longer offered). */
+  @state() private adopted = new Set<string>();
+  /** The session of the last adoption started (the one its task's status is about). */
+  private adopting: AdoptableSession | undefined;
+
+  /** The scan of every node; a new scan aborts one still running. */
+  private readonly scanTask = new Task(this, {
+    task: async (_args: [], { signal }) => {
+      const res = await this.app?.hub.sessions.listAdoptableSessions({ parent: "nodes/-" }, { signal });
+      return { items: res?.adoptableSessions ?? [], unreachable: res?.unreachable ?? [] };
+    },
+    autoRun: false,
+  });
+
+  /**
+   * The AdoptSession call for one session; run without one it returns to its initial state, which is
+   * how a new scan clears the last adoption's error.
+   */
+  private readonly adoptTask = new Task(this, {
+    task: async ([a]: readonly [AdoptableSession] | readonly []) => {
+      if (!a || !this.app) return initialState;
+      return { adoptable: a, session: (await this.app.hub.sessions.adoptSession({ name: a.name })).session };
+    },
+    autoRun: false,
+    onComplete: ({ adoptable, session: s }) => {
+      this.adopted = new Set([...this.adopted, adoptable.name]);
+      this.app?.toast(`Adopted ${adoptable.tmuxSession}.`);
+      if (s && this.items.length === 0) {
+        this.querySelector("dialog")?.close();
+        this.app?.navigate(sessionPath(s.node, s.tmuxSession));
+      }
+    },
+  });
 
   /** Opens the dialog and scans every node. */
   open(): void {
     this.querySelector("dialog")?.showModal();
-    void this.scan();
+    this.scan();
+  }
+
+  /** What the last scan found, less what was adopted since. */
+  private get items(): AdoptableSession[] {
+    return (this.scanTask.value?.items ?? []).filter((a) => !this.adopted.has(a.name));
   }
 
   protected override render() {
+    const loading = this.scanTask.status === TaskStatus.PENDING;
+    const unreachable = this.scanTask.value?.unreachable ?? [];
+    const error =
+      this.scanTask.status === TaskStatus.ERROR
+        ? `Could not look for agents: ${describeError(this.scanTask.error)}`
+        : this.adoptTask.status === TaskStatus.ERROR
+          ? `Could not adopt ${this.adopting?.tmuxSession}: ${describeError(this.adoptTask.error)}`
+          : "";
     return html`<dialog aria-labelledby="adopt-title">
       <div class="dialog-body">
         <h2 id="adopt-title">Adopt running agents</h2>
@@ -35,17 +77,17 @@ export class SaAdoptDialog extends LightElement {
           Agents (Claude Code, Codex, opencode) already running in tmux sessions that StarAgent does not manage. Adopting
           one lets StarAgent show its status and chat; the tmux session itself stays as it is.
         </p>
-        ${this.error ? html`<p class="form-error" role="alert">${this.error}</p>` : nothing}
+        ${error ? html`<p class="form-error" role="alert">${error}</p>` : nothing}
         ${
-          this.unreachable.length > 0
-            ? html`<p class="muted">Not scanned (unreachable): ${this.unreachable.map(nodeId).join(", ")}.</p>`
+          unreachable.length > 0
+            ? html`<p class="muted">Not scanned (unreachable): ${unreachable.map(nodeId).join(", ")}.</p>`
             : nothing
         }
-        <div class="adopt-list" aria-busy=${this.loading ? "true" : "false"}>
+        <div class="adopt-list" aria-busy=${loading ? "true" : "false"}>
           ${
-            this.loading
+            loading
               ? html`<p role="status">Looking for agents in tmux…</p>`
-              : this.items.length === 0 && !this.error
+              : this.items.length === 0 && !error
                 ? html`<p class="empty">Nothing to adopt: no tmux session runs a supported agent that StarAgent does not manage yet.</p>`
                 : html`<ul>
                     ${this.items.map((a) => this.renderItem(a))}
@@ -53,7 +95,7 @@ export class SaAdoptDialog extends LightElement {
           }
         </div>
         <div class="actions">
-          <button type="button" @click=${() => void this.scan()} ?disabled=${this.loading}>Scan again</button>
+          <button type="button" @click=${() => this.scan()} ?disabled=${loading}>Scan again</button>
           <button type="button" class="primary" @click=${() => this.querySelector("dialog")?.close()}>Done</button>
         </div>
       </div>
@@ -62,6 +104,7 @@ export class SaAdoptDialog extends LightElement {
 
   private renderItem(a: AdoptableSession) {
     const where = splitSessionName(a.name);
+    const pending = this.adoptTask.status === TaskStatus.PENDING;
     return html`<li class="adopt-item">
       <div class="adopt-info">
         <strong>${a.tmuxSession}</strong>
@@ -70,50 +113,24 @@ export class SaAdoptDialog extends LightElement {
         <span class="mono muted adopt-cmd">${a.command}</span>
       </div>
       <button
-        ?disabled=${this.adopting !== ""}
+        ?disabled=${pending}
         aria-label="Adopt ${a.tmuxSession}"
-        @click=${() => void this.adopt(a)}
+        @click=${() => this.adopt(a)}
       >
-        ${this.adopting === a.name ? "Adopting…" : "Adopt"}
+        ${pending && this.adopting === a ? "Adopting…" : "Adopt"}
       </button>
     </li>`;
   }
 
-  private async scan(): Promise<void> {
-    const app = this.app;
-    if (!app) return;
-    this.loading = true;
-    this.error = "";
-    try {
-      const res = await app.hub.sessions.listAdoptableSessions({ parent: "nodes/-" });
-      this.items = res.adoptableSessions;
-      this.unreachable = res.unreachable;
-    } catch (err) {
-      this.error = `Could not look for agents: ${describeError(err)}`;
-    } finally {
-      this.loading = false;
-    }
+  private scan(): void {
+    this.adopted = new Set();
+    void this.adoptTask.run([]);
+    void this.scanTask.run([]);
   }
 
-  private async adopt(a: AdoptableSession): Promise<void> {
-    const app = this.app;
-    if (!app) return;
-    this.adopting = a.name;
-    this.error = "";
-    try {
-      const res = await app.hub.sessions.adoptSession({ name: a.name });
-      this.items = this.items.filter((i) => i.name !== a.name);
-      app.toast(`Adopted ${a.tmuxSession}.`);
-      const s = res.session;
-      if (s && this.items.length === 0) {
-        this.querySelector("dialog")?.close();
-        app.navigate(sessionPath(s.node, s.tmuxSession));
-      }
-    } catch (err) {
-      this.error = `Could not adopt ${a.tmuxSession}: ${describeError(err)}`;
-    } finally {
-      this.adopting = "";
-    }
+  private adopt(a: AdoptableSession): void {
+    this.adopting = a;
+    void this.adoptTask.run([a]);
   }
 }
 

@@ -6,7 +6,8 @@ import { type AppServices, appContext } from "../../state/app-context.js";
 import { nodeId } from "../../state/routes.js";
 import { StoreController } from "../../state/store-controller.js";
 import type { StreamState } from "../../state/stream-supervisor.js";
-import { emit, LightElement } from "../base/light-element.js";
+import { LightElement } from "../base/light-element.js";
+import { fire } from "../events.js";
 
 /**
  * The banner shown while the Hub or a Node cannot be reached: what is wrong, that the dashboard keeps
@@ -61,7 +62,7 @@ export class SaBanner extends LightElement {
         }
         Sessions keep running in tmux meanwhile.</span
       >
-      <button @click=${() => emit(this, "sa-retry", undefined)}>Retry now</button>
+      <button @click=${() => fire(this, "sa-retry", undefined)}>Retry now</button>
     </div>`;
   }
 

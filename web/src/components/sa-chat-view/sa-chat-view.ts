@@ -1,37 +1,56 @@
-import { Code, ConnectError } from "@connectrpc/connect";
 import { consume } from "@lit/context";
 import { html, nothing, type PropertyValues } from "lit";
 import { property, state } from "lit/decorators.js";
 import { repeat } from "lit/directives/repeat.js";
+import { unsafeHTML } from "lit/directives/unsafe-html.js";
 import {
   type ChatMessage,
   ChatMessageSource,
   ChatRole,
+  Cli,
   type Session,
   SessionStatus,
   SessionType,
   StatusReason,
 } from "../../../../gen/staragent/v1/session_pb.js";
-import { describeError, isCancelled } from "../../api/errors.js";
 import { type AppServices, appContext } from "../../state/app-context.js";
+import { ChatFeed } from "../../state/chat-feed.js";
 import { sessionPath } from "../../state/routes.js";
 import { cliName, reasonText } from "../../state/session-labels.js";
 import { linkify } from "../../util/linkify.js";
 import { LightElement } from "../base/light-element.js";
 
-/** Lines of tmux history the chat is parsed from. */
-const CHAT_HISTORY_LINES = 3_000;
 /** Distance from the bottom (px) within which the view keeps following new messages. */
 const FOLLOW_SLACK_PX = 48;
 /** Tool output longer than this many lines starts folded. */
 const FOLD_TOOL_LINES = 12;
-/**
- * Messages per page read from the session's log: the newest page on opening, then one more page each
- * time the person scrolls to the top. Enough to fill a tall screen; small enough to answer at once.
- */
-export const CHAT_PAGE_SIZE = 50;
 /** Distance from the top (px) at which the next older page is read. */
 const OLDER_PAGE_SLACK_PX = 120;
+
+/** Rendered answers kept (by text), so a redraw does not parse every answer again. */
+const MARKDOWN_CACHE_ENTRIES = 400;
+/** The Markdown renderer once its chunk has loaded; until then answers are shown as text. */
+let markdown: ((text: string) => string) | undefined;
+let markdownLoad: Promise<unknown> | undefined;
+const rendered = new Map<string, string>();
+
+/** An answer as sanitized HTML from its Markdown, or undefined while the renderer loads (asked for here). */
+function answerHtml(text: string, loaded: () => void): string | undefined {
+  if (!markdown) {
+    markdownLoad ??= import("../../chat/chat-markdown.js").then((m) => {
+      markdown = m.chatMarkdown;
+    });
+    void markdownLoad.then(loaded, () => undefined);
+    return undefined;
+  }
+  let out = rendered.get(text);
+  if (out === undefined) {
+    if (rendered.size >= MARKDOWN_CACHE_ENTRIES) rendered.clear();
+    out = markdown(text);
+    rendered.set(text, out);
+  }
+  return out;
+}
 
 /** Why chat is off for system sessions, shown instead of the conversation and in the composer. */
 export const SYSTEM_CHAT_REASON =
@@ -52,21 +71,42 @@ export class SaChatView extends LightElement {
   @property({ attribute: false }) active = true;
 
   @consume({ context: appContext }) private app?: AppServices;
-  @state() private messages: ChatMessage[] = [];
-  @state() private loaded = false;
-  @state() private error = "";
   @state() private unseenBelow = false;
-  /** Whether older messages than the first shown exist, and the token that reads them. */
-  @state() private hasOlder = false;
-  @state() private loadingOlder = false;
-  private olderToken = "";
-  private cursor = "";
-  /** The session's chat_revision when the newest fetch started: a different one means fetch again. */
-  private requestedRevision: string | undefined;
-  private fetching = false;
-  private wantAgain = false;
   private following = true;
-  private abort: AbortController | undefined;
+  /** The list's distance from the bottom before an older page was put in front. */
+  private fromBottom = 0;
+  private feedOf: ChatFeed | undefined;
+
+  /** The conversation, read once the app's services are there. */
+  private get feed(): ChatFeed | undefined {
+    const app = this.app;
+    if (!this.feedOf && app) {
+      this.feedOf = new ChatFeed(app.hub.sessions, () => this.session?.name, {
+        beforeNewer: () => {
+          const list = this.chatLog();
+          this.following = !list || list.scrollHeight - list.scrollTop - list.clientHeight <= FOLLOW_SLACK_PX;
+        },
+        newerShown: (count) => {
+          if (count > 0 && !this.following) this.unseenBelow = true;
+        },
+        beforeOlder: () => {
+          const list = this.chatLog();
+          this.fromBottom = list ? list.scrollHeight - list.scrollTop : 0;
+        },
+        olderShown: () => {
+          // Keeps the messages on screen where they were once the page in front is drawn.
+          this.requestUpdate();
+          void this.updateComplete.then(() => {
+            const list = this.chatLog();
+            if (list) list.scrollTop = list.scrollHeight - this.fromBottom;
+          });
+        },
+      });
+      // The feed lives as long as this view: one subscription, never removed.
+      this.feedOf.subscribe(() => this.requestUpdate());
+    }
+    return this.feedOf;
+  }
 
   private get isSystem(): boolean {
     return this.session?.type === SessionType.SYSTEM;
@@ -74,20 +114,29 @@ export class SaChatView extends LightElement {
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    this.abort?.abort();
+    this.feedOf?.stop();
   }
 
   protected override willUpdate(changed: PropertyValues): void {
     const s = this.session;
     if (!s || this.isSystem) return;
-    if (changed.has("session") && s.chatRevision !== this.requestedRevision) void this.refresh();
+    if (changed.has("session") && this.feed?.wants(s.chatRevision)) void this.feed?.refresh(s.chatRevision);
   }
 
   protected override updated(changed: PropertyValues): void {
-    if (changed.has("messages") || (changed.has("active") && this.active)) {
-      const list = this.querySelector<HTMLElement>(".chat-log");
+    const messages = this.feedOf?.messages;
+    if (messages !== this.shownMessages || (changed.has("active") && this.active)) {
+      this.shownMessages = messages;
+      const list = this.chatLog();
       if (list && this.following) list.scrollTop = list.scrollHeight;
     }
+  }
+
+  /** The messages of the last render, to notice new ones. */
+  private shownMessages: readonly ChatMessage[] | undefined;
+
+  private chatLog(): HTMLElement | null {
+    return this.querySelector<HTMLElement>(".chat-log");
   }
 
   protected override render() {
@@ -97,22 +146,24 @@ export class SaChatView extends LightElement {
       return html`<div class="chat-log"><div class="empty-state chat-off"><p>${SYSTEM_CHAT_REASON}</p></div></div>
         <sa-chat-composer .sessionName=${s.name} .disabledReason=${SYSTEM_CHAT_REASON}></sa-chat-composer>`;
     }
-    const logged = this.messages.some((m) => m.source === ChatMessageSource.LOG);
+    const feed = this.feed;
+    const messages = feed?.messages ?? [];
+    const logged = messages.some((m) => m.source === ChatMessageSource.LOG);
     return html`<div class="chat-log" role="log" aria-label="Conversation with ${s.tmuxSession}" @scroll=${this.onScroll}>
-        ${this.error ? html`<p class="chat-error" role="alert">${this.error} <button @click=${() => this.refresh(true)}>Try again</button></p>` : nothing}
+        ${feed?.error ? html`<p class="chat-error" role="alert">${feed.error} <button @click=${() => feed.refresh(s.chatRevision, true)}>Try again</button></p>` : nothing}
         ${
-          this.hasOlder
+          feed?.hasOlder
             ? html`<div class="chat-older">
-                <button class="secondary" ?disabled=${this.loadingOlder} @click=${() => this.loadOlder()}>
-                  ${this.loadingOlder ? "Reading earlier messages…" : "Show earlier messages"}
+                <button class="secondary" ?disabled=${feed.loadingOlder} @click=${() => feed.loadOlder(s.chatRevision)}>
+                  ${feed.loadingOlder ? "Reading earlier messages…" : "Show earlier messages"}
                 </button>
               </div>`
             : nothing
         }
         ${
-          !this.loaded && !this.error
+          !feed?.loaded && !feed?.error
             ? html`<p class="empty-state" role="status">Reading the conversation…</p>`
-            : this.loaded && this.messages.length === 0
+            : feed.loaded && messages.length === 0
               ? html`<div class="empty-state">
                   <h2>No messages yet</h2>
                   <p>Write to ${cliName(s.cli)} below: it is typed into the session as one message.</p>
@@ -120,7 +171,7 @@ export class SaChatView extends LightElement {
               : nothing
         }
         ${repeat(
-          this.messages,
+          messages,
           (m) => m.id,
           (m) => this.renderMessage(m, s, logged),
         )}
@@ -139,7 +190,14 @@ export class SaChatView extends LightElement {
             </p>`
           : nothing
       }
-      <sa-chat-composer .sessionName=${s.name} .disabledReason=${""}></sa-chat-composer>`;
+      <sa-chat-queue .session=${s}></sa-chat-queue>
+      <sa-turn-bar .session=${s}></sa-turn-bar>
+      <sa-chat-composer
+        .sessionName=${s.name}
+        .disabledReason=${""}
+        .target=${s.exitStatus !== undefined && s.cli === Cli.SHELL ? "shell" : "agent"}
+        .working=${s.status === SessionStatus.WORKING}
+      ></sa-chat-composer>`;
   }
 
   /**
@@ -157,11 +215,20 @@ export class SaChatView extends LightElement {
           }</div>
           <div class="msg-text">${linkify(m.text)}</div>
         </article>`;
-      case ChatRole.ASSISTANT:
-        return html`<article class="msg msg-assistant" aria-label=${cliName(s.cli)} data-id=${m.id}>
-          <div class="msg-role">${cliName(s.cli)}</div>
-          <div class="msg-text">${linkify(m.text)}</div>
+      case ChatRole.ASSISTANT: {
+        // The log holds the answer as Markdown; an answer read off the screen is drawn already (text).
+        const rich = m.source === ChatMessageSource.LOG ? answerHtml(m.text, () => this.markdownLoaded()) : undefined;
+        // The agent that wrote it, which the session's own CLI no longer is once that agent exited.
+        const writer = cliName(m.cli || s.cli);
+        return html`<article class="msg msg-assistant" aria-label=${writer} data-id=${m.id}>
+          <div class="msg-role">${writer}</div>
+          ${
+            rich === undefined
+              ? html`<div class="msg-text">${linkify(m.text)}</div>`
+              : html`<div class="msg-text msg-markdown">${unsafeHTML(rich)}</div>`
+          }
         </article>`;
+      }
       case ChatRole.TOOL: {
         const lines = m.text.split("\n").length;
         const head = html`<span class="tool-name">${m.toolName || "Tool"}</span>${
@@ -183,94 +250,22 @@ export class SaChatView extends LightElement {
     }
   }
 
-  /** Fetches what changed since the cursor (everything when `full`), one call at a time. */
-  private async refresh(full = false): Promise<void> {
-    const s = this.session;
-    const app = this.app;
-    if (!s || !app || this.isSystem) return;
-    if (this.fetching) {
-      this.wantAgain = true;
-      return;
-    }
-    this.fetching = true;
-    this.requestedRevision = s.chatRevision;
-    this.abort = new AbortController();
-    try {
-      const res = await app.hub.sessions.getChat(
-        { name: s.name, cursor: full ? "" : this.cursor, historyLines: CHAT_HISTORY_LINES, pageSize: CHAT_PAGE_SIZE },
-        { signal: this.abort.signal },
-      );
-      const list = this.querySelector<HTMLElement>(".chat-log");
-      this.following = !list || list.scrollHeight - list.scrollTop - list.clientHeight <= FOLLOW_SLACK_PX;
-      if (res.reset || full || this.cursor === "") {
-        // A whole chat replaces what is shown, older pages included: it starts again from the newest.
-        this.messages = res.messages;
-        this.hasOlder = res.hasMore;
-        this.olderToken = res.olderPageToken;
-      } else if (res.messages.length > 0) {
-        const firstId = res.messages[0]?.id;
-        const at = this.messages.findIndex((m) => m.id === firstId);
-        this.messages = [...(at >= 0 ? this.messages.slice(0, at) : this.messages), ...res.messages];
-      }
-      if (res.messages.length > 0 && !this.following) this.unseenBelow = true;
-      this.cursor = res.nextCursor;
-      this.loaded = true;
-      this.error = "";
-    } catch (err) {
-      if (!isCancelled(err)) {
-        this.error = `The conversation could not be read: ${describeError(err)}`;
-        this.requestedRevision = undefined;
-      }
-    } finally {
-      this.fetching = false;
-    }
-    if (this.wantAgain) {
-      this.wantAgain = false;
-      void this.refresh();
-    }
-  }
-
-  /**
-   * Reads the page before the first message shown and puts it in front, keeping the messages on
-   * screen where they are. A token from a log the session no longer writes (after `/clear`) reads the
-   * whole chat again.
-   */
-  private async loadOlder(): Promise<void> {
-    const s = this.session;
-    const app = this.app;
-    if (!s || !app || this.loadingOlder || !this.hasOlder || this.olderToken === "") return;
-    this.loadingOlder = true;
-    const token = this.olderToken;
-    try {
-      const res = await app.hub.sessions.getChat(
-        { name: s.name, before: token, pageSize: CHAT_PAGE_SIZE },
-        { signal: this.abort?.signal },
-      );
-      if (token !== this.olderToken) return; // the chat was read again meanwhile
-      const list = this.querySelector<HTMLElement>(".chat-log");
-      const fromBottom = list ? list.scrollHeight - list.scrollTop : 0;
-      const shown = new Set(this.messages.map((m) => m.id));
-      this.messages = [...res.messages.filter((m) => !shown.has(m.id)), ...this.messages];
-      this.hasOlder = res.hasMore;
-      this.olderToken = res.olderPageToken;
-      await this.updateComplete;
-      if (list) list.scrollTop = list.scrollHeight - fromBottom;
-    } catch (err) {
-      if (err instanceof ConnectError && err.code === Code.FailedPrecondition) {
-        void this.refresh(true);
-      } else if (!isCancelled(err)) {
-        this.error = `Earlier messages could not be read: ${describeError(err)}`;
-      }
-    } finally {
-      this.loadingOlder = false;
-    }
+  /** The renderer arrived: answers are drawn again from their Markdown, still following the end. */
+  private markdownLoaded(): void {
+    const follow = this.following;
+    this.requestUpdate();
+    void this.updateComplete.then(() => {
+      const list = this.chatLog();
+      if (list && follow) list.scrollTop = list.scrollHeight;
+    });
   }
 
   private readonly onScroll = (e: Event) => {
     const el = e.currentTarget as HTMLElement;
     this.following = el.scrollHeight - el.scrollTop - el.clientHeight <= FOLLOW_SLACK_PX;
     if (this.following && this.unseenBelow) this.unseenBelow = false;
-    if (el.scrollTop <= OLDER_PAGE_SLACK_PX && this.hasOlder) void this.loadOlder();
+    const s = this.session;
+    if (s && el.scrollTop <= OLDER_PAGE_SLACK_PX && this.feedOf?.hasOlder) void this.feedOf.loadOlder(s.chatRevision);
   };
 
   private scrollToEnd(): void {

@@ -1,32 +1,38 @@
 import { consume } from "@lit/context";
-import { html, nothing } from "lit";
+import { html, nothing, type PropertyValues } from "lit";
 import { state } from "lit/decorators.js";
 import { describeError } from "../../api/errors.js";
 import { type AppServices, appContext } from "../../state/app-context.js";
+import type { PresetId } from "../../state/cli-table.js";
+import {
+  checkCreate,
+  knownFolders,
+  NAME_PATTERN,
+  presetCli,
+  readLastChoices,
+  rememberChoices,
+  suggestedBranch,
+} from "../../state/create-choices.js";
+import { browserStorage } from "../../state/preferences.js";
+import { type RecentFolder, recentOn } from "../../state/recent-folders.js";
 import { nodeId, sessionPath } from "../../state/routes.js";
-import { splitArgv } from "../../util/argv.js";
 import { LightElement } from "../base/light-element.js";
+import { plainInput } from "../base/plain-input.js";
+import { ConversationPicker } from "./conversation-picker.js";
+import { renderResume, renderRuns, renderWorktree } from "./create-options.js";
+import { FolderBrowser } from "./folder-browser.js";
+import { type FolderPickerView, renderFolderPicker, renderRecentFolders } from "./folder-picker-view.js";
 
-/** The command presets; `argv` is run directly, never through a shell string. */
-export const COMMAND_PRESETS = [
-  { id: "claude", label: "Claude Code", argv: ["claude"] },
-  { id: "codex", label: "Codex", argv: ["codex"] },
-  { id: "codex-yolo", label: "Codex --yolo", argv: ["codex", "--yolo"] },
-  { id: "opencode", label: "opencode", argv: ["opencode"] },
-  { id: "shell", label: "A shell", argv: [] },
-  { id: "custom", label: "Your own command", argv: [] },
-] as const;
-
-type PresetId = (typeof COMMAND_PRESETS)[number]["id"];
-
-/** tmux session names StarAgent accepts (the Hub checks too). */
-const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
-const LAST_CHOICE_KEY = "staragent.create";
+/** Quiet time after the folder or CLI changed before the resume list is asked for again. */
+const RESUME_LIST_DELAY_MS = 300;
 
 /**
- * Starts a new session: on which node, its name, the folder it starts in, and what it runs (a preset
- * CLI, a shell, or a command line of your own, split into arguments without any shell). Errors from
- * the Hub are shown in the dialog, next to the fields.
+ * Starts a new session: on which node, its name, the folder it starts in (typed, picked from recent
+ * folders, or browsed on that node, where a new folder can be made), and what it runs (a preset CLI,
+ * a shell, or a command line of your own, split into arguments without any shell). It can start the
+ * session on a new git worktree and branch (suggested from the name), or resume one of the folder's
+ * past conversations of the chosen CLI (newest first, searchable). Errors from the Hub are shown in the
+ * dialog, next to the fields.
  */
 export class SaCreateDialog extends LightElement {
   @consume({ context: appContext }) private app?: AppServices;
@@ -37,108 +43,130 @@ export class SaCreateDialog extends LightElement {
   @state() private custom = "";
   @state() private error = "";
   @state() private busy = false;
+  @state() private worktree = false;
+  @state() private branch = "";
+  /** True once the branch was typed: it no longer follows the name. */
+  @state() private branchEdited = false;
+  @state() private baseRef = "";
+  @state() private resume = false;
+  @state() private newFolder = "";
+  @state() private recent: RecentFolder[] = [];
+  private readonly folders = new FolderBrowser(this, () => this.app?.hub);
+  private readonly conversations = new ConversationPicker(this, () => this.app?.hub);
+  private resumeTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** Opens the dialog with the last choices. */
   open(): void {
-    try {
-      const last = JSON.parse(localStorage.getItem(LAST_CHOICE_KEY) ?? "{}") as Partial<{
-        node: string;
-        cwd: string;
-        preset: PresetId;
-        custom: string;
-      }>;
-      if (last.node) this.node = last.node;
-      if (last.cwd) this.cwd = last.cwd;
-      if (last.preset && COMMAND_PRESETS.some((p) => p.id === last.preset)) this.preset = last.preset;
-      if (last.custom) this.custom = last.custom;
-    } catch {
-      // No saved choices.
-    }
+    const last = readLastChoices(browserStorage());
+    if (last.node) this.node = last.node;
+    if (last.cwd) this.cwd = last.cwd;
+    if (last.preset) this.preset = last.preset;
+    if (last.custom) this.custom = last.custom;
+    if (last.recent.length > 0) this.recent = last.recent;
     const known = this.nodeIds();
     if (!known.includes(this.node)) this.node = known[0] ?? "local";
     this.name = "";
     this.error = "";
+    this.worktree = false;
+    this.branch = "";
+    this.branchEdited = false;
+    this.baseRef = "";
+    this.resume = false;
+    this.newFolder = "";
+    this.folders.reset();
+    this.conversations.reset();
+    void this.folders.list(this.node, this.cwd.startsWith("/") ? this.cwd : "");
     this.querySelector("dialog")?.showModal();
     void this.updateComplete.then(() => this.querySelector<HTMLInputElement>("#create-name")?.focus());
   }
 
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    clearTimeout(this.resumeTimer);
+  }
+
+  protected override updated(changed: PropertyValues): void {
+    // A refused start's error is about the folder it named: another folder (typed, picked or made) clears it.
+    if (changed.has("cwd") && changed.get("cwd") !== undefined && this.error !== "") this.error = "";
+    const keys = ["resume", "node", "cwd", "preset"] as const;
+    if (!this.resume || !keys.some((k) => changed.has(k))) return;
+    const cli = presetCli(this.preset);
+    if (cli === undefined) return;
+    clearTimeout(this.resumeTimer);
+    const cwd = this.cwd.trim();
+    const folder = cwd.startsWith("/") ? cwd.replace(/(.)\/+$/, "$1") : "";
+    this.resumeTimer = setTimeout(
+      () => void this.conversations.load(this.node, folder, cli),
+      changed.has("resume") ? 0 : RESUME_LIST_DELAY_MS,
+    );
+  }
+
   protected override render() {
     const nodes = this.nodeIds();
-    const cwds = this.knownFolders();
-    const argv = this.argv();
+    const cwds = knownFolders(this.app?.sessions.all() ?? [], this.node);
+    const picker = this.pickerView();
     return html`<dialog aria-labelledby="create-title" @close=${() => (this.busy = false)}>
       <form class="dialog-body" @submit=${this.onSubmit} novalidate>
         <h2 id="create-title">New session</h2>
         ${this.error ? html`<p class="form-error" role="alert">${this.error}</p>` : nothing}
         <div class="field">
           <label for="create-node">Node</label>
-          <select id="create-node" @change=${(e: Event) => (this.node = (e.target as HTMLSelectElement).value)}>
+          <select id="create-node" @change=${this.onNodeChange}>
             ${nodes.map((n) => html`<option value=${n} ?selected=${n === this.node}>${n}</option>`)}
           </select>
         </div>
         <div class="field">
           <label for="create-name">Name <span class="hint">letters, digits, - and _; becomes the tmux session name</span></label>
-          <input
-            id="create-name"
-            type="text"
-            autocomplete="off"
-            spellcheck="false"
-            autocapitalize="off"
-            placeholder="fix-login-bug"
-            .value=${this.name}
-            @input=${(e: Event) => (this.name = (e.target as HTMLInputElement).value)}
-            aria-invalid=${this.name !== "" && !NAME_PATTERN.test(this.name) ? "true" : "false"}
-          />
+          ${plainInput({
+            id: "create-name",
+            placeholder: "fix-login-bug",
+            value: this.name,
+            onInput: (name) => this.setName(name),
+            invalid: this.name !== "" && !NAME_PATTERN.test(this.name),
+          })}
         </div>
         <div class="field">
-          <label for="create-cwd">Folder <span class="hint">an absolute path on that node</span></label>
-          <input
-            id="create-cwd"
-            type="text"
-            list="create-cwds"
-            autocomplete="off"
-            spellcheck="false"
-            autocapitalize="off"
-            placeholder="/home/you/project"
-            .value=${this.cwd}
-            @input=${(e: Event) => (this.cwd = (e.target as HTMLInputElement).value)}
-          />
+          <label for="create-cwd">Folder <span class="hint">an absolute path on that node, or ~/folder; empty for the home folder</span></label>
+          ${plainInput({
+            id: "create-cwd",
+            list: "create-cwds",
+            placeholder: "/home/you/project",
+            value: this.cwd,
+            onInput: (cwd) => this.setCwd(cwd),
+          })}
           <datalist id="create-cwds">${cwds.map((c) => html`<option value=${c}></option>`)}</datalist>
+          ${renderRecentFolders(picker)}
+          ${renderFolderPicker(picker)}
         </div>
-        <fieldset class="presets">
-          <legend>Runs</legend>
-          ${COMMAND_PRESETS.map(
-            (p) => html`<label class="preset"
-              ><input type="radio" name="preset" .checked=${this.preset === p.id} @change=${() => (this.preset = p.id)} />
-              ${p.label}${p.id !== "custom" && p.argv.length > 0 ? html` <code>${p.argv.join(" ")}</code>` : nothing}</label
-            >`,
-          )}
-        </fieldset>
-        ${
-          this.preset === "custom"
-            ? html`<div class="field">
-                <label for="create-command">Command <span class="hint">run directly, not by a shell: no pipes or variables</span></label>
-                <input
-                  id="create-command"
-                  type="text"
-                  class="mono"
-                  autocomplete="off"
-                  spellcheck="false"
-                  autocapitalize="off"
-                  placeholder="npm run dev"
-                  .value=${this.custom}
-                  @input=${(e: Event) => (this.custom = (e.target as HTMLInputElement).value)}
-                />
-                ${
-                  "error" in argv
-                    ? html`<span class="hint error-text">${argv.error}</span>`
-                    : argv.argv.length > 0
-                      ? html`<span class="hint">Arguments: ${argv.argv.map((a) => html`<code class="arg">${a}</code> `)}</span>`
-                      : nothing
-                }
-              </div>`
-            : nothing
-        }
+        ${renderRuns({
+          preset: this.preset,
+          custom: this.custom,
+          setPreset: (preset) => (this.preset = preset),
+          setCustom: (custom) => (this.custom = custom),
+        })}
+        ${renderWorktree({
+          worktree: this.worktree,
+          branch: this.branch,
+          baseRef: this.baseRef,
+          currentBranch: this.folders.listing?.directory?.branch || "HEAD",
+          setWorktree: (on) => {
+            this.worktree = on;
+            if (on) this.resume = false;
+          },
+          setBranch: (branch) => {
+            this.branch = branch;
+            this.branchEdited = true;
+          },
+          setBaseRef: (ref) => (this.baseRef = ref),
+        })}
+        ${renderResume({
+          cli: presetCli(this.preset),
+          resume: this.resume,
+          worktree: this.worktree,
+          picker: this.conversations,
+          setResume: (on) => (this.resume = on),
+          changed: () => this.requestUpdate(),
+        })}
         <div class="actions">
           <button type="button" @click=${() => this.close()}>Cancel</button>
           <button class="primary" type="submit" ?disabled=${this.busy}>${this.busy ? "Starting…" : "Start session"}</button>
@@ -147,28 +175,55 @@ export class SaCreateDialog extends LightElement {
     </dialog>`;
   }
 
+  /** What the folder picker shows and does. */
+  private pickerView(): FolderPickerView {
+    return {
+      node: this.node,
+      folders: this.folders,
+      recent: recentOn(this.recent, this.node),
+      newFolder: this.newFolder,
+      setNewFolder: (name) => (this.newFolder = name),
+      enter: (path) => this.enter(path),
+      makeFolder: () => void this.makeFolder(),
+    };
+  }
+
+  private readonly onNodeChange = (e: Event) => {
+    this.node = (e.target as HTMLSelectElement).value;
+    this.folders.reset();
+    this.conversations.reset();
+    void this.folders.list(this.node, "");
+  };
+
+  private setName(name: string): void {
+    this.name = name;
+    if (!this.branchEdited) this.branch = suggestedBranch(name);
+  }
+
+  private setCwd(value: string): void {
+    this.cwd = value;
+    this.folders.typed(this.node, value.trim());
+  }
+
+  /** Picks folder `path`: it becomes the folder field's value and the picker lists it. */
+  private enter(path: string): void {
+    this.cwd = path;
+    void this.folders.list(this.node, path);
+  }
+
+  private async makeFolder(): Promise<void> {
+    const made = await this.folders.create(this.node, this.newFolder);
+    if (made === undefined) return;
+    this.newFolder = "";
+    this.enter(made);
+  }
+
   private nodeIds(): string[] {
     const ids = (this.app?.nodes.nodes ?? []).map((n) => nodeId(n.name));
     return ids.length > 0 ? ids : ["local"];
   }
 
   /** Folders of the node's sessions, newest activity first, as suggestions. */
-  private knownFolders(): string[] {
-    const seen = new Set<string>();
-    const sessions = [...(this.app?.sessions.all() ?? [])]
-      .filter((s) => s.node === this.node && s.cwd !== "")
-      .sort((a, b) => Number((b.lastActivityTime?.seconds ?? 0n) - (a.lastActivityTime?.seconds ?? 0n)));
-    for (const s of sessions) seen.add(s.cwd);
-    return [...seen].slice(0, 30);
-  }
-
-  private argv(): { argv: string[] } | { error: string } {
-    if (this.preset !== "custom") {
-      return { argv: [...(COMMAND_PRESETS.find((p) => p.id === this.preset)?.argv ?? [])] };
-    }
-    return splitArgv(this.custom);
-  }
-
   private readonly onSubmit = (e: SubmitEvent) => {
     e.preventDefault();
     void this.create();
@@ -177,25 +232,24 @@ export class SaCreateDialog extends LightElement {
   private async create(): Promise<void> {
     const app = this.app;
     if (!app) return;
+    const checked = checkCreate({
+      name: this.name,
+      cwd: this.cwd,
+      preset: this.preset,
+      custom: this.custom,
+      worktree: this.worktree,
+      branch: this.branch,
+      resume: this.resume,
+      resumeId: this.conversations.chosen,
+    });
+    if ("error" in checked) {
+      this.fail(checked.error, checked.focus);
+      return;
+    }
     const name = this.name.trim();
-    const cwd = this.cwd.trim();
-    if (!NAME_PATTERN.test(name)) {
-      this.fail("Give the session a name of 1 to 64 letters, digits, '-' or '_'.", "#create-name");
-      return;
-    }
-    if (!cwd.startsWith("/")) {
-      this.fail("Give the folder as an absolute path (starting with /).", "#create-cwd");
-      return;
-    }
-    const argv = this.argv();
-    if ("error" in argv) {
-      this.fail(argv.error, "#create-command");
-      return;
-    }
-    if (this.preset === "custom" && argv.argv.length === 0) {
-      this.fail("Type the command to run, or pick a preset.", "#create-command");
-      return;
-    }
+    const cwd = checked.cwd;
+    const cli = presetCli(this.preset);
+    const resumeId = this.resume && cli !== undefined ? this.conversations.chosen : "";
     this.busy = true;
     this.error = "";
     try {
@@ -203,18 +257,22 @@ export class SaCreateDialog extends LightElement {
         parent: `nodes/${this.node}`,
         sessionId: name,
         cwd,
-        command: argv.argv,
+        command: checked.argv,
+        worktree: this.worktree ? { branch: this.branch.trim(), baseRef: this.baseRef.trim() } : undefined,
+        resume: resumeId !== "" && cli !== undefined ? { cli, conversationId: resumeId } : undefined,
       });
-      try {
-        localStorage.setItem(
-          LAST_CHOICE_KEY,
-          JSON.stringify({ node: this.node, cwd, preset: this.preset, custom: this.custom }),
-        );
-      } catch {
-        // Not remembered; nothing else depends on it.
-      }
+      rememberChoices(
+        browserStorage(),
+        { node: this.node, cwd, preset: this.preset, custom: this.custom },
+        this.recent,
+      );
       this.close();
-      app.toast(`Started ${name} on ${this.node}.`);
+      const wt = res.session?.worktree;
+      app.toast(
+        wt
+          ? `Started ${name} on ${this.node}, on branch ${wt.branch} in ${wt.path}.`
+          : `Started ${name} on ${this.node}.`,
+      );
       const s = res.session;
       app.navigate(sessionPath(s?.node ?? this.node, s?.tmuxSession ?? name));
     } catch (err) {
@@ -224,9 +282,16 @@ export class SaCreateDialog extends LightElement {
     }
   }
 
+  /**
+   * Shows why the form cannot be sent, and focuses the field to fix. The sentence stands at the top of
+   * the form, out of sight on a phone scrolled down to the Create button: it is scrolled into view.
+   */
   private fail(message: string, focus?: string): void {
     this.error = message;
-    if (focus) void this.updateComplete.then(() => this.querySelector<HTMLElement>(focus)?.focus());
+    void this.updateComplete.then(() => {
+      if (focus) this.querySelector<HTMLElement>(focus)?.focus();
+      this.querySelector(".form-error")?.scrollIntoView({ block: "nearest" });
+    });
   }
 
   private close(): void {

@@ -3,12 +3,16 @@ import { consume } from "@lit/context";
 import { html, nothing } from "lit";
 import { state } from "lit/decorators.js";
 import { Connectivity, type Node } from "../../../../gen/staragent/v1/node_service_pb.js";
-import { describeError } from "../../api/errors.js";
+import { describeError, describeNodeRefusal } from "../../api/errors.js";
 import { type AppServices, appContext } from "../../state/app-context.js";
 import { nodeId } from "../../state/routes.js";
 import { connectivityLook, relativeTime } from "../../state/session-labels.js";
 import { StoreController } from "../../state/store-controller.js";
+import { visibleText } from "../../util/visible-text.js";
 import { LightElement } from "../base/light-element.js";
+
+/** The add form's checkbox that stores a Node its check refused (AddNode `force`). */
+const ADD_FORCE_LABEL = "Add even if the Node does not answer or refuses the token";
 
 /**
  * The machines the Hub shows: each with its connectivity, when it was last heard from and its last
@@ -43,7 +47,7 @@ export class SaNodeList extends LightElement {
             </ul>`
       }
       ${loaded && nodes.length <= 1 ? html`<p class="muted">No other machine yet: add one below to see its sessions here.</p>` : nothing}
-      ${this.renderAddForm()} ${this.renderRemoveDialog()}
+      ${this.renderAddForm()} ${this.renderRemoveDialog()} <sa-node-edit></sa-node-edit>
     </div>`;
   }
 
@@ -51,10 +55,11 @@ export class SaNodeList extends LightElement {
     const id = nodeId(n.name);
     const look = connectivityLook(n.connectivity);
     const seen = n.lastSeenTime ? timestampDate(n.lastSeenTime) : undefined;
-    const sessions = [...(this.app?.sessions.all() ?? [])].filter((s) => s.node === id).length;
+    const own = [...(this.app?.sessions.all() ?? [])].filter((s) => s.node === id);
+    const sessions = own.length;
     return html`<li class="node-card">
       <div class="node-head">
-        <h2>${id}${n.displayName && n.displayName !== id ? html` <span class="muted">· ${n.displayName}</span>` : nothing}</h2>
+        <h2>${id}${n.displayName && n.displayName !== id ? html` <span class="muted">· ${visibleText(n.displayName)}</span>` : nothing}</h2>
         <span class="connectivity tone-${look.tone}"><span aria-hidden="true">${look.glyph}</span>${look.word}</span>
       </div>
       <dl>
@@ -72,10 +77,12 @@ export class SaNodeList extends LightElement {
         ${n.version ? html`<dt>Version</dt><dd>${n.version}</dd>` : nothing}
         ${n.lastError ? html`<dt>Last error</dt><dd class="error-text">${n.lastError}</dd>` : nothing}
       </dl>
+      <sa-plan-limits .sessions=${own}></sa-plan-limits>
       ${
         n.local
           ? nothing
-          : html`<button class="remove-node" @click=${() => this.askRemove(n)} aria-label="Remove node ${id}">Remove…</button>`
+          : html`<button class="edit-node" @click=${() => this.querySelector("sa-node-edit")?.open(n)} aria-label="Edit node ${id}">Edit…</button>
+              <button class="remove-node" @click=${() => this.askRemove(n)} aria-label="Remove node ${id}">Remove…</button>`
       }
     </li>`;
   }
@@ -106,8 +113,9 @@ export class SaNodeList extends LightElement {
           <input id="node-display" name="displayName" type="text" autocomplete="off" />
         </div>
       </div>
+      <label class="node-force"><input type="checkbox" name="force" /> ${ADD_FORCE_LABEL}</label>
       <div class="actions">
-        <button class="primary" type="submit" ?disabled=${this.busy}>${this.busy ? "Adding…" : "Add node"}</button>
+        <button class="primary" type="submit" ?disabled=${this.busy}>${this.busy ? "Checking…" : "Add node"}</button>
       </div>
     </form>`;
   }
@@ -168,11 +176,17 @@ export class SaNodeList extends LightElement {
     this.busy = true;
     this.error = "";
     try {
-      await app.hub.nodes.addNode({ nodeId: nodeIdValue, url, token, displayName: value("displayName") });
+      await app.hub.nodes.addNode({
+        nodeId: nodeIdValue,
+        url,
+        token,
+        displayName: value("displayName"),
+        force: data.get("force") !== null,
+      });
       form.reset();
       app.toast(`Added node ${nodeIdValue}; the Hub is connecting to it.`);
     } catch (err) {
-      this.error = describeError(err);
+      this.error = describeNodeRefusal(err, ADD_FORCE_LABEL);
     } finally {
       this.busy = false;
     }

@@ -1,7 +1,8 @@
 import { html } from "lit";
 import { property } from "lit/decorators.js";
 import type { QuickKey } from "../../terminal/keys.js";
-import { emit, LightElement } from "../base/light-element.js";
+import { LightElement } from "../base/light-element.js";
+import { fire } from "../events.js";
 
 /** Delay before a held arrow key starts repeating, and the repeat interval (like a keyboard's). */
 const REPEAT_DELAY_MS = 450;
@@ -43,7 +44,7 @@ export class SaQuickKeys extends LightElement {
         aria-pressed=${this.ctrlArmed ? "true" : "false"}
         aria-label="Control (applies to the next key)"
         @pointerdown=${this.keepFocus}
-        @click=${() => emit(this, "sa-ctrl-toggle", undefined)}
+        @click=${() => fire(this, "sa-ctrl-toggle", undefined)}
       >
         Ctrl
       </button>
@@ -60,7 +61,7 @@ export class SaQuickKeys extends LightElement {
           @click=${(e: MouseEvent) => {
             // Pointer presses were sent on pointer-down; a click without one comes from a keyboard or
             // assistive technology.
-            if (e.detail === 0) emit(this, "sa-quick-key", k.key);
+            if (e.detail === 0) fire(this, "sa-quick-key", k.key);
           }}
         >
           ${k.label}
@@ -75,11 +76,11 @@ export class SaQuickKeys extends LightElement {
 
   private press(e: PointerEvent, key: QuickKey, repeat: boolean): void {
     e.preventDefault();
-    emit(this, "sa-quick-key", key);
+    fire(this, "sa-quick-key", key);
     if (!repeat) return;
     this.stopRepeat();
     const again = () => {
-      emit(this, "sa-quick-key", key);
+      fire(this, "sa-quick-key", key);
       this.repeatTimer = setTimeout(again, REPEAT_INTERVAL_MS);
     };
     this.repeatTimer = setTimeout(again, REPEAT_DELAY_MS);

@@ -17,7 +17,10 @@ import { pageIsVisible } from "../../state/attention.js";
 import { type SessionTab, sessionName, sessionPath } from "../../state/routes.js";
 import { cliName, originText, reasonText, relativeTime, statusLook, stopPolicy } from "../../state/session-labels.js";
 import { StoreController } from "../../state/store-controller.js";
-import { emit, LightElement } from "../base/light-element.js";
+import { visibleText } from "../../util/visible-text.js";
+import { LightElement } from "../base/light-element.js";
+import { fire } from "../events.js";
+import { workspacePanels, workspaceTabs } from "../sa-workspace-tabs/sa-workspace-tabs.js";
 
 /** `text` as one shell word, for a command shown to be copied. */
 function shellQuote(text: string): string {
@@ -52,6 +55,8 @@ export class SaSessionView extends LightElement {
   private mounted = new Set<SessionTab>();
   private mountedFor = "";
   private markedCompletion = "";
+  /** Where the focus was when focusTab found nothing to focus yet (undefined: nothing pending). */
+  private focusPendingFrom: Element | null | undefined;
   private readonly onVisibility = () => this.maybeMarkSeen();
 
   constructor() {
@@ -92,6 +97,8 @@ export class SaSessionView extends LightElement {
 
   protected override updated(): void {
     this.maybeMarkSeen();
+    if (this.focusPendingFrom !== undefined && document.activeElement === this.focusPendingFrom) this.focusTab();
+    else this.focusPendingFrom = undefined;
   }
 
   protected override render() {
@@ -116,17 +123,19 @@ export class SaSessionView extends LightElement {
       <div class="session-header">
         ${this.backLink()}
         <div class="session-title">
-          <h1><span class="visually-hidden">Session </span>${s.tmuxSession}</h1>
+          <h1><span class="visually-hidden">Session </span>${visibleText(s.tmuxSession)}</h1>
           <span class="status tone-${look.tone}" aria-live="polite"><span class="glyph" aria-hidden="true">${look.glyph}</span>${look.word}</span>
         </div>
         <p class="session-reason ${s.status === SessionStatus.REVIEW ? "reason-review" : "muted"}">${reasonText(s)}</p>
         <p class="session-meta muted">
           <span>${cliName(s.cli)}</span><span aria-hidden="true"> · </span><span>node ${s.node}</span
-          ><span aria-hidden="true"> · </span><span class="mono session-cwd">${s.cwd}</span>
+          ><span aria-hidden="true"> · </span><span class="mono session-cwd">${visibleText(s.cwd)}</span>
           ${time ? html`<span aria-hidden="true"> · </span><span>active ${relativeTime(time)}</span>` : nothing}
+          ${s.worktree ? html`<span class="tag session-worktree" title=${`git worktree of ${visibleText(s.worktree.repositoryRoot)}`}>worktree · ${visibleText(s.worktree.branch)}</span>` : nothing}
           ${s.origin !== SessionOrigin.CREATED ? html`<span class="tag">${originText(s.origin)}</span>` : nothing}
           ${s.nodeUnreachable ? html`<span class="tag tag-offline">node unreachable</span>` : nothing}
         </p>
+        <sa-usage-panel .usage=${s.usage}></sa-usage-panel>
         <div class="session-bar">
           ${
             s.unmanageableReason !== ""
@@ -134,13 +143,14 @@ export class SaSessionView extends LightElement {
               : html`<nav class="tabs" aria-label="Session views">
                   <a href=${sessionPath(s.node, s.tmuxSession)} data-route aria-current=${this.tab === "terminal" ? "page" : "false"}>Terminal</a>
                   <a href=${sessionPath(s.node, s.tmuxSession, "chat")} data-route aria-current=${this.tab === "chat" ? "page" : "false"}>Chat</a>
+                  ${s.type === SessionType.SYSTEM ? nothing : workspaceTabs(s, this.tab)}
                 </nav>`
           }
           <span class="spacer"></span>
           ${
             stop === "never"
               ? nothing
-              : html`<button class="stop-button" @click=${() => emit(this, "sa-stop-session", s)}>Stop…</button>`
+              : html`<button class="stop-button" @click=${() => fire(this, "sa-stop-session", s)}>Stop…</button>`
           }
         </div>
       </div>
@@ -158,6 +168,7 @@ export class SaSessionView extends LightElement {
 
   private renderBody(s: Session) {
     return html`
+      <sa-prompt-card .session=${s}></sa-prompt-card>
       <div class="session-body">
         <div class="tab-panel terminal-panel" tabindex="-1" ?hidden=${this.tab !== "terminal"}>
           ${this.mounted.has("terminal") ? this.renderTerminal(s) : nothing}
@@ -165,6 +176,7 @@ export class SaSessionView extends LightElement {
         <div class="tab-panel" ?hidden=${this.tab !== "chat"}>
           ${this.mounted.has("chat") ? keyed(s.name, html`<sa-chat-view .session=${s} .active=${this.tab === "chat"}></sa-chat-view>`) : nothing}
         </div>
+        ${workspacePanels(s, this.tab, this.mounted)}
       </div>
     `;
   }
@@ -208,12 +220,19 @@ export class SaSessionView extends LightElement {
    * stay in the list on one open and reach the agent on the next.
    */
   private focusTab(): void {
-    if (this.tab === "terminal") {
-      this.querySelector<HTMLElement>(".terminal-panel")?.focus({ preventScroll: true });
-      (this.querySelector("sa-terminal") as (HTMLElement & { focusTerminal(): void }) | null)?.focusTerminal();
-    } else {
-      this.querySelector<HTMLTextAreaElement>("sa-chat-composer textarea")?.focus({ preventScroll: true });
+    const panel = this.querySelector<HTMLElement>(
+      this.tab === "terminal" ? ".terminal-panel" : "sa-chat-composer textarea",
+    );
+    if (!panel) {
+      // The session is not shown yet (a reload, or one just created from the dialog while the list
+      // catches up): the focus moves once it is, unless the person moved it meanwhile.
+      this.focusPendingFrom = document.activeElement;
+      return;
     }
+    this.focusPendingFrom = undefined;
+    panel.focus({ preventScroll: true });
+    if (this.tab === "terminal")
+      (this.querySelector("sa-terminal") as (HTMLElement & { focusTerminal(): void }) | null)?.focusTerminal();
   }
 
   /** Marks the newest finished turn seen while the page is visible (once per turn). */

@@ -1,0 +1,145 @@
+import { spawn } from "node:child_process";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { withoutSecrets } from "../../common/config.js";
+
+/** Longest one git call may take before it is killed (a status of 100 000 files takes well under it). */
+export const GIT_TIMEOUT_MS = 10_000;
+/** Most output read from one git call by default; past it git is stopped and the result marked cut. */
+export const GIT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Configuration every call overrides, so reading a repository never runs a program the repository
+ * names: no fsmonitor hook, no pager, no colour, UTF-8 paths unquoted in diff headers.
+ */
+const SAFE_CONFIG = [
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "core.quotePath=false",
+  "-c",
+  "color.ui=false",
+  "-c",
+  "core.pager=cat",
+  "-c",
+  "diff.noprefix=false",
+];
+
+/** What one git call gave. */
+export interface GitResult {
+  readonly stdout: Buffer;
+  readonly code: number;
+  /** True when the output reached the limit and git was stopped there. */
+  readonly truncated: boolean;
+  readonly stderr: string;
+}
+
+/** Options of one git call. */
+export interface GitOptions {
+  readonly timeoutMs?: number;
+  readonly maxBytes?: number;
+  /** Exit codes that are answers rather than failures (`diff --no-index` exits 1 on a difference). */
+  readonly okCodes?: readonly number[];
+  readonly signal?: AbortSignal;
+}
+
+/** A git call that failed: its exit code and what git said on stderr (a sentence for people). */
+export class GitError extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+    readonly stderr: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Runs `git -C cwd …args` as a child process with an argument array (never a shell), streaming its
+ * output into a buffer of at most `maxBytes` (then git is stopped and the result marked truncated),
+ * killed after `timeoutMs` (DEADLINE_EXCEEDED). `GIT_OPTIONAL_LOCKS=0` keeps status from taking the
+ * index lock the agent may need; the environment holds no StarAgent token; no prompt can wait for a
+ * terminal. The event loop only ever sees chunks of output, so a large repository never stalls it.
+ */
+export function runGit(cwd: string, args: readonly string[], options: GitOptions = {}): Promise<GitResult> {
+  const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
+  const maxBytes = options.maxBytes ?? GIT_MAX_OUTPUT_BYTES;
+  const okCodes = options.okCodes ?? [0];
+  return new Promise((resolve, reject) => {
+    const child = spawn("git", ["-C", cwd, ...SAFE_CONFIG, ...args], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: {
+        ...withoutSecrets(process.env),
+        GIT_OPTIONAL_LOCKS: "0",
+        // A path from the caller is a path, never a pattern (`*`, `:(glob)` and other pathspec magic).
+        GIT_LITERAL_PATHSPECS: "1",
+        GIT_TERMINAL_PROMPT: "0",
+        GIT_PAGER: "cat",
+        LC_ALL: "C",
+      },
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    let stderr = "";
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill("SIGKILL");
+    }, timeoutMs);
+    const onAbort = () => child.kill("SIGKILL");
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (truncated) return;
+      const room = maxBytes - size;
+      if (chunk.length >= room) {
+        chunks.push(chunk.subarray(0, room));
+        size = maxBytes;
+        truncated = true;
+        child.kill("SIGKILL");
+        return;
+      }
+      chunks.push(chunk);
+      size += chunk.length;
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (stderr.length < 4096) stderr += chunk.toString("utf8");
+    });
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      reject(new ConnectError(`git could not be started: ${err.message}`, Code.FailedPrecondition));
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      const stdout = Buffer.concat(chunks, size);
+      if (timedOut) {
+        reject(
+          new ConnectError(
+            `git ${args[0] ?? ""} took longer than ${timeoutMs} ms and was stopped`,
+            Code.DeadlineExceeded,
+          ),
+        );
+        return;
+      }
+      if (options.signal?.aborted) {
+        reject(new ConnectError("the caller went away", Code.Canceled));
+        return;
+      }
+      if (truncated) {
+        resolve({ stdout, code: 0, truncated, stderr });
+        return;
+      }
+      const exit = code ?? -1;
+      if (!okCodes.includes(exit)) {
+        reject(new GitError(`git ${args[0] ?? ""} failed: ${firstLine(stderr)}`, exit, stderr));
+        return;
+      }
+      resolve({ stdout, code: exit, truncated, stderr });
+    });
+  });
+}
+
+function firstLine(text: string): string {
+  return text.trim().split("\n")[0]?.slice(0, 300) ?? "";
+}
