@@ -54,6 +54,25 @@ describe("a created session whose command exits", () => {
     );
   });
 
+  it("resumes a command that suspends itself (a TUI's Ctrl-Z) instead of taking it for ended", async () => {
+    // What a full-screen CLI does on Ctrl-Z: it stops its own process group. Nothing in the pane could
+    // ever `fg` it again; the wrapper resumes it, and only its real exit counts.
+    const command = [
+      "sh",
+      "-c",
+      "kill -TSTP $$; echo resumed once; kill -STOP $$; echo resumed twice; read line; exit 4",
+    ];
+    await f.sessions.createSession({ parent: "nodes/local", sessionId: "suspends", cwd: f.dir, command });
+    await waitFor(async () => (await screen("suspends")).includes("resumed twice"), "the command to run on");
+    const text = await screen("suspends");
+    expect(text).not.toContain("exited with status");
+    expect(text).not.toContain("Stopped");
+    expect((await session("suspends"))?.exitStatus).toBeUndefined();
+    await f.tmux.run("send-keys", "-t", "=suspends:", "-l", "go");
+    await f.tmux.run("send-keys", "-t", "=suspends:", "Enter");
+    expect(await exitStatusOf("suspends")).toBe(4);
+  });
+
   it("keeps the pane when Ctrl-C ends the command, with 130 as its status", async () => {
     await f.sessions.createSession({
       parent: "nodes/local",

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestTmux, type TestTmux } from "../../../test/support/tmux.js";
 import { waitFor } from "../../../test/support/wait.js";
 import { listPanes, ORIGIN_OPTION } from "./panes.js";
-import { killSession, newSession } from "./sessions.js";
+import { isKeepPaneWrapper, KEEP_PANE_ARGV_PREFIX, killSession, newSession } from "./sessions.js";
 
 /** argv of a process, from /proc. */
 async function argvOf(pid: number): Promise<string[]> {
@@ -75,5 +75,17 @@ describe("newSession and killSession on a private tmux server", () => {
     await expect(killSession(tmux.client, "foo")).rejects.toMatchObject({ isNotFound: true });
     await killSession(tmux.client, "foobar");
     expect(await listPanes(tmux.client)).toEqual([]);
+  });
+});
+
+describe("isKeepPaneWrapper", () => {
+  it("knows the wrapper of this version and of an earlier one, and nothing else", () => {
+    expect(isKeepPaneWrapper({ argv: [...KEEP_PANE_ARGV_PREFIX, "codex"] })).toBe(true);
+    // An earlier version's script (panes outlive an upgrade).
+    const earlier = 'set -m\ntrap : INT QUIT\n"$@"\nstatus=$?';
+    expect(isKeepPaneWrapper({ argv: ["/bin/sh", "-c", earlier, "staragent-run", "codex"] })).toBe(true);
+    expect(isKeepPaneWrapper({ argv: ["/bin/sh", "-c", 'exec "$@"', "staragent-exec", "codex"] })).toBe(false);
+    expect(isKeepPaneWrapper({ argv: ["sh", "-c", "echo staragent-run", "staragent-run"] })).toBe(false);
+    expect(isKeepPaneWrapper({ argv: ["codex"] })).toBe(false);
   });
 });

@@ -15,15 +15,22 @@ export const EXEC_ARGV_PREFIX = ["/bin/sh", "-c", 'exec "$@"', "staragent-exec"]
  * EXIT_STATUS_OPTION (the Session's `exit_status`), says so in one line, and becomes a login shell in
  * the same folder, so the session, its terminal and its chat stay after an agent's `/exit`.
  * INT and QUIT are caught as well (not ignored, which the command would inherit), so a Ctrl-C that
- * ends the command never ends the pane with it.
+ * ends the command never ends the pane with it; a command that suspends itself is resumed at once.
  */
 export const KEEP_PANE_SCRIPT = [
   // Job control: the command runs as the terminal's foreground process group of its own, so tmux
   // names it (not this script) as the pane's command, and a Ctrl-C goes to it alone.
   "set -m",
   "trap : INT QUIT",
-  '"$@"',
+  // The script's own stderr is put aside while the command runs (the command keeps the pane's): the
+  // shell's "Stopped" line must not be drawn over the command's screen.
+  "exec 3>&2 2>/dev/null",
+  '"$@" 2>&3 3>&-',
   "status=$?",
+  // A command that stopped itself (a TUI's Ctrl-Z, which nothing in the pane could ever `fg`) is
+  // resumed in the foreground; only its real exit ends it.
+  "while kill -0 %1; do fg %1 >/dev/null; status=$?; done",
+  "exec 2>&3 3>&-",
   `tmux set-option -p -t "$TMUX_PANE" ${EXIT_STATUS_OPTION} "$status" 2>/dev/null`,
   "trap - INT QUIT",
   'printf \'\\n[%s exited with status %s; this is a login shell in the same folder]\\n\' "$1" "$status"',
@@ -34,9 +41,13 @@ export const KEEP_PANE_SCRIPT = [
 /** The argv prefix running a command under KEEP_PANE_SCRIPT. */
 export const KEEP_PANE_ARGV_PREFIX = ["/bin/sh", "-c", KEEP_PANE_SCRIPT, "staragent-run"];
 
-/** True for the process of KEEP_PANE_SCRIPT itself (a pane's root while its command runs below it). */
+/**
+ * True for the process of KEEP_PANE_SCRIPT itself (a pane's root while its command runs below it),
+ * also of an earlier version's script: panes outlive an upgrade of StarAgent.
+ */
 export function isKeepPaneWrapper(process: { readonly argv: readonly string[] }): boolean {
-  return process.argv[3] === KEEP_PANE_ARGV_PREFIX[3] && process.argv[2] === KEEP_PANE_SCRIPT;
+  const [, flag, script, name] = process.argv;
+  return name === KEEP_PANE_ARGV_PREFIX[3] && flag === "-c" && (script ?? "").startsWith("set -m\n");
 }
 
 /** What `createSession` starts. */
