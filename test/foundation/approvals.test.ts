@@ -12,6 +12,7 @@ import {
   StatusReason,
 } from "../../gen/staragent/v1/session_pb.js";
 import type { SessionService } from "../../gen/staragent/v1/session_service_pb.js";
+import { ANSWER_CONFIRM_TIMEOUT_MS } from "../../services/node/prompts/machine-prompts.js";
 import { runCli, type ServerProcess, startServerProcess } from "../support/servers.js";
 import { standInEnv } from "../support/stand-in-env.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
@@ -66,15 +67,20 @@ describe("answering prompts through the Hub, locally and on a remote Node", () =
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** Starts `cli` as session `id` on `node`, logging its input to a file; waits until it is idle. */
-  async function start(node: string, id: string, cli: string): Promise<{ name: string; keys: () => Promise<string> }> {
+  /** Starts `cli` as session `id` on `node` (with `env` set), logging its input to a file; waits until it is idle. */
+  async function start(
+    node: string,
+    id: string,
+    cli: string,
+    env: readonly string[] = [],
+  ): Promise<{ name: string; keys: () => Promise<string> }> {
     const keyLog = join(dir, `${node}-${id}.keys`);
     await writeFile(keyLog, "");
     await hub().createSession({
       parent: `nodes/${node}`,
       sessionId: id,
       cwd: join(dir, "project"),
-      command: ["env", `STANDIN_KEYLOG=${keyLog}`, cli],
+      command: ["env", `STANDIN_KEYLOG=${keyLog}`, ...env, cli],
     });
     const name = `nodes/${node}/sessions/${id}`;
     await waitFor(
@@ -233,6 +239,31 @@ describe("answering prompts through the Hub, locally and on a remote Node", () =
       });
     });
   }
+
+  it("says a key the CLI has not taken up yet was typed but its prompt still shows, and types no text after it", {
+    timeout: 30_000,
+  }, async () => {
+    // A CLI too busy to redraw in time: it takes its keys up well after the answer's wait.
+    const lag = ANSWER_CONFIRM_TIMEOUT_MS + 2_000;
+    const s = await start("local", "busy", "claude", [`STANDIN_INPUT_LAG_MS=${lag}`]);
+    await hub().sendChatMessage({ name: s.name, text: "please approve" });
+    const prompt = await pending(s.name, "the approval");
+    const before = (await s.keys()).length;
+    const began = Date.now();
+    const answered = await hub().answerPrompt({
+      name: s.name,
+      fingerprint: prompt.fingerprint,
+      choiceId: "3",
+      text: "never typed",
+    });
+    expect(Date.now() - began).toBeGreaterThanOrEqual(ANSWER_CONFIRM_TIMEOUT_MS);
+    expect(answered.detail).toBe(
+      `typed, but the prompt was still on screen after ${ANSWER_CONFIRM_TIMEOUT_MS / 1000} s`,
+    );
+    expect(answered.nextPrompt?.fingerprint).toBe(prompt.fingerprint);
+    expect((await s.keys()).slice(before)).toBe("3");
+    await hub().stopSession({ name: s.name, force: true });
+  });
 
   it("lists prompts and answers one from the command line, never blind without a terminal", async () => {
     const s = await start("n1", "cli", "claude");

@@ -28,8 +28,12 @@ import { type TmuxClient, TmuxError } from "../tmux/client.js";
 import { type AuditLog, redactSubject } from "./audit-log.js";
 import { interruptTurn } from "./interrupt-turn.js";
 
-/** How long an answer waits for its prompt to go away (or change) after the keys are typed. */
-export const ANSWER_CONFIRM_TIMEOUT_MS = 3_000;
+/**
+ * How long an answer waits for its prompt to go away (or change) after the keys are typed. A CLI on a
+ * busy machine took over 3 s to redraw after its key (Qwen Code in compat beside a full test run), and
+ * a free-text answer is typed only once its prompt has gone, so the wait is generous.
+ */
+export const ANSWER_CONFIRM_TIMEOUT_MS = 6_000;
 /** Pause between screen reads while waiting for the prompt to go. */
 const ANSWER_POLL_MS = 20;
 /** How long a free-text choice waits for the CLI's text box after its key, before typing into it. */

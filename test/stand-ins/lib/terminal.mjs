@@ -23,9 +23,16 @@ export function readKeys(onKey) {
   process.stdin.setEncoding("utf8");
   let paste;
   const keyLog = process.env.STANDIN_KEYLOG;
+  // A CLI too busy to take its input up at once (STANDIN_INPUT_LAG_MS): keys are handled that late,
+  // in order.
+  const lag = Number(process.env.STANDIN_INPUT_LAG_MS ?? "0") || 0;
   process.stdin.on("data", (chunk) => {
     // Every byte the pane typed into the program, for tests that must show nothing was typed.
     if (keyLog) appendFileSync(keyLog, chunk);
+    if (lag > 0) setTimeout(() => handle(chunk), lag);
+    else handle(chunk);
+  });
+  const handle = (chunk) => {
     let rest = chunk;
     while (rest.length > 0) {
       if (paste !== undefined) {
@@ -65,7 +72,7 @@ export function readKeys(onKey) {
       else if (ch === "\x15") onKey({ type: "kill-line" });
       else if (ch >= " ") onKey({ type: "text", text: ch });
     }
-  });
+  };
 }
 
 /** The pane's size (tmux's default 80x24 when unknown). */
