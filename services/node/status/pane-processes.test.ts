@@ -91,11 +91,25 @@ describe("PaneProcesses", () => {
   });
 
   it("dates a process from its start ticks", async () => {
-    const processes = new PaneProcesses({ agents: [], nodeEnv: {} });
     const me = await self();
-    const started = processes.startOf(me).getTime();
-    // This process started before now, and not before the machine booted.
-    expect(started).toBeLessThanOrEqual(Date.now());
-    expect(processes.startOf({ ...me, startTicks: me.startTicks + 100 }).getTime() - started).toBe(1_000);
+    // This process started before now, on the machine's own boot time.
+    expect(new PaneProcesses({ agents: [], nodeEnv: {} }).startOf(me).getTime()).toBeLessThanOrEqual(Date.now());
+    const processes = new PaneProcesses({ agents: [], nodeEnv: {}, bootTime: () => 1_000_000 });
+    expect(processes.startOf({ ...me, startTicks: 100 }).getTime()).toBe(1_001_000);
+    expect(processes.startOf({ ...me, pid: me.pid + 1, startTicks: 200 }).getTime()).toBe(1_002_000);
+  });
+
+  it("dates each process by the wall clock as of its first sight, as NTP slews the clock", async () => {
+    const me = await self();
+    let boot = 1_000_000;
+    const processes = new PaneProcesses({ agents: [], nodeEnv: {}, bootTime: () => boot });
+    const early = { ...me, startTicks: 100 };
+    expect(processes.startOf(early).getTime()).toBe(1_001_000);
+    // A day later the wall clock has been slewed 9 s behind the boot clock: a process started now is
+    // dated by the clock its logs are written with, and the one seen before keeps its date.
+    boot -= 9_000;
+    const late = { ...me, pid: me.pid + 1, startTicks: 8_640_000 };
+    expect(processes.startOf(late).getTime()).toBe(1_000_000 - 9_000 + 86_400_000);
+    expect(processes.startOf(early).getTime()).toBe(1_001_000);
   });
 });

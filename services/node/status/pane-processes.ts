@@ -1,3 +1,4 @@
+import { BoundedMap } from "../../common/bounded-map.js";
 import type { AgentModule } from "../agents/agent.js";
 import {
   bootTimeMs,
@@ -21,6 +22,8 @@ import { isKeepPaneWrapper } from "../tmux/sessions.js";
 const PROCESS_RESCAN_MS = 2_000;
 /** CLI environments remembered (one per CLI process; an environment never changes after exec). */
 const MAX_CACHED_ENVIRONMENTS = 1024;
+/** Process start times remembered (one per CLI process seen; a few per pane over a day). */
+const MAX_KNOWN_STARTS = 4096;
 
 /** The CLI found below a pane, and the module that recognised it. */
 export interface FoundAgent {
@@ -47,6 +50,8 @@ export interface PaneProcessesOptions {
   readonly readProcesses?: () => Promise<ProcessTable>;
   /** Reads the processes below a pid (undefined: not supported, read the table). */
   readonly readTree?: (rootPid: number) => Promise<ProcessInfo[] | undefined>;
+  /** The boot time on the wall clock now (bootTimeMs); tests may move it as a slewed clock does. */
+  readonly bootTime?: () => number;
 }
 
 /**
@@ -59,10 +64,13 @@ export class PaneProcesses {
   private readonly readTree: (rootPid: number) => Promise<ProcessInfo[] | undefined>;
   private readonly entries = new Map<string, PaneProcessEntry>();
   private readonly environments = new Map<string, Promise<Readonly<Record<string, string | undefined>>>>();
-  private bootMs: number | undefined;
+  /** Per process (pid and start ticks), its start time as first worked out. */
+  private readonly starts = new BoundedMap<string, number>(MAX_KNOWN_STARTS);
+  private readonly bootTime: () => number;
 
   constructor(private readonly options: PaneProcessesOptions) {
     this.readProcesses = options.readProcesses ?? (() => readProcessTable());
+    this.bootTime = options.bootTime ?? (() => bootTimeMs());
     this.readTree = options.readTree ?? ((pid) => readProcessTree(pid));
   }
 
@@ -136,10 +144,20 @@ export class PaneProcesses {
     return env;
   }
 
-  /** When a process started (the boot time read once per cache). */
+  /**
+   * When a process started, on the wall clock its logs are dated by: worked out at the process's first
+   * sight from the boot time as of then, and kept. A boot time read once and kept for the Node's life
+   * would drift from the wall clock as NTP slews it (about 0.1 ms a second was seen, seconds a day),
+   * until a new process's first turn passed for an earlier run's, and a log it wrote for older than it.
+   */
   startOf(process: ProcessInfo): Date {
-    this.bootMs ??= bootTimeMs();
-    return processStartTime(process, this.bootMs);
+    const key = `${process.pid}:${process.startTicks}`;
+    let start = this.starts.get(key);
+    if (start === undefined) {
+      start = processStartTime(process, this.bootTime()).getTime();
+      this.starts.set(key, start);
+    }
+    return new Date(start);
   }
 
   private findAgent(tree: readonly ProcessInfo[]): FoundAgent | undefined {
