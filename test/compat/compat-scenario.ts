@@ -111,6 +111,13 @@ export interface ScenarioFacts {
  * session next to B. Every check reads the Hub's gRPC API. `extraSteps` adds checks of that CLI's
  * own state; they run before the teardown.
  */
+/**
+ * How long after its session stopped a conversation is resumed: past the slack around a process's
+ * start (1 s), so its log is an earlier run's by its time too, as when resuming yesterday's.
+ */
+const RESUME_LATER_MS = 2_000;
+const resumeLater = () => new Promise((r) => setTimeout(r, RESUME_LATER_MS));
+
 /** Answers tried when AnswerPrompt says the prompt changed since it was read (see answerWith). */
 const ANSWER_ATTEMPTS = 2;
 
@@ -683,6 +690,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         await hub.stopSession({ name: a.name });
         holding.delete(a.name);
         started.splice(started.indexOf(a), 1);
+        await resumeLater();
         await start(resumed, requireValue(facts.prepared).resumeCommand);
         resumedPrompt = await completedTurn(resumed, REPLY_RESUMED);
         expect(requireValue(mock).unexpected).toEqual([]);
@@ -709,6 +717,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         await hub.stopSession({ name: resumed.name });
         holding.delete(resumed.name);
         started.splice(started.indexOf(resumed), 1);
+        await resumeLater();
         await start(byId, prepared.command, resumedOne?.id);
         // Its chat holds the old turns before any new one.
         await waitFor(

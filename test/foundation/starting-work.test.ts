@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +9,9 @@ import { REPO_ROOT, runCli, type ServerProcess, startServerProcess } from "../su
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { waitFor } from "../support/wait.js";
 import { failureOf, type HubFixture, startHubFixture, testToken } from "./hub-fixture.js";
+
+/** How long after its session stopped a conversation is resumed (past the slack around a start, 1 s). */
+const RESUMED_LATER_MS = 2_000;
 
 const STAND_INS = join(REPO_ROOT, "test/stand-ins");
 /** How long the observation window lasts in which a queued message must stay untyped. */
@@ -466,6 +469,8 @@ describe("starting work through the Hub on a remote Node", () => {
         await hub().sessions.stopSession({ name: name(first) });
         const afterStop = await hub().sessions.listConversations({ parent: "nodes/w1", cwd: folder, cli });
         expect(afterStop.conversations[0]?.openInSession).toBe("");
+        // Resumed later, not at once: its log is then older than any slack around a process's start.
+        await new Promise((r) => setTimeout(r, RESUMED_LATER_MS));
 
         const resumed = `${program}-resumed`;
         await hub().sessions.createSession({
@@ -476,11 +481,19 @@ describe("starting work through the Hub on a remote Node", () => {
           resume: { cli, conversationId: conversation?.id ?? "" },
         });
         await waitFor(async () => (await screen(resumed)).includes(ready), `${resumed}'s input`);
-        await hub().sessions.sendChatMessage({ name: name(resumed), text: "one more" });
-        // The new turn can show from the screen a look before the pane is bound to the resumed log;
-        // the chat then holds the old turns and the new one, in order.
-        const expected = [`remember 42 in ${first}`, `and then ${first}`, "one more"];
+        // The old turns show before any new one: the resumed log was last written well before this
+        // process started, and is its own all the same.
+        const old = [`remember 42 in ${first}`, `and then ${first}`];
         let seen: string[] = [];
+        await waitFor(
+          async () => {
+            seen = await userTurns(resumed);
+            return seen.length === old.length && seen.every((t, i) => t === old[i]);
+          },
+          () => `the old turns in the chat before a new one (it held ${JSON.stringify(seen)})`,
+        );
+        await hub().sessions.sendChatMessage({ name: name(resumed), text: "one more" });
+        const expected = [...old, "one more"];
         await waitFor(
           async () => {
             seen = await userTurns(resumed);
@@ -538,6 +551,9 @@ describe("starting work through the Hub on a remote Node", () => {
         await mkdir(join(log, ".."), { recursive: true });
         const text = await readFile(join(REPO_ROOT, "services/node/agents", recorded.file), "utf8");
         await writeFile(log, text.replaceAll(recorded.cwd, folder));
+        // Yesterday's conversation: last written a day ago.
+        const yesterday = new Date(Date.now() - 24 * 60 * 60 * 1000);
+        await utimes(log, yesterday, yesterday);
         const prompts = promptsOf(recorded.cli);
         const listed = await hub().sessions.listConversations({ parent: "nodes/w1", cwd: folder, cli: recorded.cli });
         expect(listed.conversations.map((c) => [c.id, c.firstPrompt, c.lastPrompt, c.turnCount])).toEqual([
@@ -557,7 +573,14 @@ describe("starting work through the Hub on a remote Node", () => {
           async () => (await session_(session))?.statusReason === StatusReason.NO_TURN,
           `${session} idle with no turn`,
         );
-        expect(await userTurns(session)).toEqual(prompts);
+        let seen: string[] = [];
+        await waitFor(
+          async () => {
+            seen = await userTurns(session);
+            return JSON.stringify(seen) === JSON.stringify(prompts);
+          },
+          () => `the recorded turns in the chat before a new one (it held ${JSON.stringify(seen)})`,
+        );
         await hub().sessions.sendChatMessage({ name: name(session), text: "one more after the recording" });
         await waitFor(
           async () => (await userTurns(session)).at(-1) === "one more after the recording",
