@@ -720,11 +720,17 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         await resumeLater();
         await start(byId, prepared.command, resumedOne?.id);
         // Its chat holds the old turns before any new one.
+        let users: string[] = [];
+        let detail = "";
         await waitFor(
-          async () =>
-            (await wholeChat(byId)).some((m) => m.role === ChatRole.USER && m.text.trim() === resumedPrompt) ||
-            undefined,
-          `${driver.label} ${byId.sessionId}: the resumed conversation's old turn in the chat`,
+          async () => {
+            users = (await wholeChat(byId)).filter((m) => m.role === ChatRole.USER).map((m) => m.text.trim());
+            detail = (await hub.getSession({ name: byId.name })).session?.statusDetail ?? "";
+            return users.includes(resumedPrompt) || undefined;
+          },
+          () =>
+            `${driver.label} ${byId.sessionId}: the resumed conversation's old turn ${JSON.stringify(resumedPrompt)} ` +
+            `in the chat (it held ${JSON.stringify(users)}; status detail: ${detail})`,
           STATUS_TIMEOUT_MS,
         );
         await completedTurn(byId, REPLY_RESUMED_BY_ID);
