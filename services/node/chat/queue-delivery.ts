@@ -53,6 +53,7 @@ const keyText = (key: SessionKey) => `${key.tmuxSession}\0${key.sessionCreated}`
  * turn. It watches the machine only while messages wait, so an idle machine's watch loop still sleeps.
  */
 export class QueueDelivery {
+  /** The sessions as the current watch has them (empty while none runs). */
   private readonly sessions = new Map<string, Session>();
   /** Sessions typed into, with the completion id then: nothing more until they have been busy since. */
   private readonly awaitingTurn = new Map<string, string>();
@@ -93,6 +94,9 @@ export class QueueDelivery {
   }
 
   private async follow(controller: AbortController): Promise<void> {
+    // What an earlier watch said is stale once it ended (a session may have started a turn since):
+    // nothing is typed on it, only on this watch's snapshot and changes.
+    this.sessions.clear();
     try {
       for await (const event of this.options.watch(controller.signal)) {
         this.apply(event);
