@@ -129,10 +129,17 @@ describe("daily work in the dashboard", () => {
         const desktop = await pages.add(f.browser, DESKTOP);
         await f.login(desktop.page, `/sessions/local/${id}`);
         await waitForTerminal(desktop.page);
-        const wide = await terminalSize(desktop.page);
-        await waitFor(
-          async () => (await paneScreen()).includes(`> input box ${wide.cols}x${wide.rows - 1}`),
-          "the program at the desktop's size",
+        // The desktop's size as the program drew it: read with the drawing, since the terminal may fit
+        // again once the page has settled (a font or a toolbar laid out late).
+        let sizes = "";
+        const wide = await waitFor(
+          async () => {
+            const s = await terminalSize(desktop.page);
+            const box = (await paneScreen()).find((l) => l.startsWith("> input box"))?.trimEnd() ?? "(none)";
+            sizes = `terminal ${s.cols}x${s.rows}, pane's ${box}`;
+            return box === `> input box ${s.cols}x${s.rows - 1}` ? s : undefined;
+          },
+          () => `the program at the desktop's size (${sizes})`,
         );
 
         const phone = await pages.add(f.browser, PHONE);
