@@ -207,6 +207,52 @@ describe("the terminal in the dashboard", () => {
   );
 
   it(
+    "on a phone, scrolls sideways to a window too wide even at the smallest font, its last column reachable",
+    async () => {
+      await f.sessions.createSession({ parent: "nodes/local", sessionId: "wider", cwd: f.dir, command: BASH });
+      // A wide desktop terminal (a big monitor's 200 columns) owns the window.
+      const own = pty.spawn("tmux", f.tmux.client.argv(["attach-session", "-t", "=wider"]), {
+        cols: 200,
+        rows: 30,
+        env: { ...f.tmux.client.environment, TERM: "xterm-256color" },
+      });
+      try {
+        await waitFor(async () => (await windowSize("wider")) === "200x29", "the window to follow the desktop");
+        const v = await page(PHONE);
+        await f.login(v.page, "/sessions/local/wider");
+        await waitForTerminal(v.page);
+        await waitFor(async () => (await terminalSize(v.page)).cols === 200, "the phone to show the 200 columns");
+        await waitFor(
+          async () =>
+            v.page.evaluate(() => {
+              const el = document.querySelector("sa-terminal") as (HTMLElement & { terminalFont(): number }) | null;
+              return el?.terminalFont() === 6;
+            }),
+          "the font at its floor",
+        );
+        // Not cut: the box scrolls sideways, and scrolled to its end it shows the window's last column.
+        const edge = await v.page.evaluate(() => {
+          const box = document.querySelector<HTMLElement>("sa-terminal .term-scroll");
+          const screen = document.querySelector("sa-terminal .xterm-screen");
+          if (!box || !screen) return undefined;
+          box.scrollLeft = box.scrollWidth;
+          const b = box.getBoundingClientRect();
+          const sc = screen.getBoundingClientRect();
+          return {
+            scrolls: box.scrollWidth > box.clientWidth,
+            rightInView: sc.right <= b.right + 1 && sc.right > b.left,
+            page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          };
+        });
+        expect(edge).toEqual({ scrolls: true, rightInView: true, page: 0 });
+      } finally {
+        own.kill();
+      }
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     "sends keys only to the session on screen when switching sessions",
     async () => {
       for (const id of ["first", "second"]) {
