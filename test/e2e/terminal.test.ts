@@ -1,5 +1,5 @@
 import * as pty from "node-pty";
-import { chromium } from "playwright-core";
+import { chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait.js";
 import {
@@ -159,26 +159,43 @@ describe("the terminal in the dashboard", () => {
     TEST_TIMEOUT_MS,
   );
 
+  /**
+   * A bash session `id` whose window a desktop terminal of `cols` columns (a tmux client in a pty)
+   * owns, open in a phone's page; `own.kill()` detaches the desktop.
+   */
+  async function phoneBesideDesktop(id: string, cols: number) {
+    await f.sessions.createSession({ parent: "nodes/local", sessionId: id, cwd: f.dir, command: BASH });
+    const own = pty.spawn("tmux", f.tmux.client.argv(["attach-session", "-t", `=${id}`]), {
+      cols,
+      rows: 30,
+      env: { ...f.tmux.client.environment, TERM: "xterm-256color" },
+    });
+    try {
+      await waitFor(async () => (await windowSize(id)) === `${cols}x29`, "the window to follow the desktop");
+      const v = await page(PHONE);
+      await f.login(v.page, `/sessions/local/${id}`);
+      await waitForTerminal(v.page);
+      return { own, v };
+    } catch (err) {
+      own.kill();
+      throw err;
+    }
+  }
+
+  /** The font size (CSS px) the page's terminal draws with now. */
+  const terminalFont = (p: Page) =>
+    p.evaluate(() => {
+      const el = document.querySelector("sa-terminal") as (HTMLElement & { terminalFont(): number }) | null;
+      return el ? el.terminalFont() : 0;
+    });
+
   it(
     "on a phone, shrinks the font so a wider window of another client fits, never cropped, until Take over size",
     async () => {
-      await f.sessions.createSession({ parent: "nodes/local", sessionId: "wide", cwd: f.dir, command: BASH });
       // A desktop terminal of 90 columns owns the window.
-      const own = pty.spawn("tmux", f.tmux.client.argv(["attach-session", "-t", "=wide"]), {
-        cols: 90,
-        rows: 30,
-        env: { ...f.tmux.client.environment, TERM: "xterm-256color" },
-      });
+      const { own, v } = await phoneBesideDesktop("wide", 90);
       try {
-        await waitFor(async () => (await windowSize("wide")) === "90x29", "the window to follow the desktop");
-        const v = await page(PHONE);
-        await f.login(v.page, "/sessions/local/wide");
-        await waitForTerminal(v.page);
-        const font = () =>
-          v.page.evaluate(() => {
-            const el = document.querySelector("sa-terminal") as (HTMLElement & { terminalFont(): number }) | null;
-            return el ? el.terminalFont() : 0;
-          });
+        const font = () => terminalFont(v.page);
         let seen = "";
         await waitFor(
           async () => (await terminalSize(v.page)).cols === 90,
@@ -209,27 +226,11 @@ describe("the terminal in the dashboard", () => {
   it(
     "on a phone, scrolls sideways to a window too wide even at the smallest font, its last column reachable",
     async () => {
-      await f.sessions.createSession({ parent: "nodes/local", sessionId: "wider", cwd: f.dir, command: BASH });
       // A wide desktop terminal (a big monitor's 200 columns) owns the window.
-      const own = pty.spawn("tmux", f.tmux.client.argv(["attach-session", "-t", "=wider"]), {
-        cols: 200,
-        rows: 30,
-        env: { ...f.tmux.client.environment, TERM: "xterm-256color" },
-      });
+      const { own, v } = await phoneBesideDesktop("wider", 200);
       try {
-        await waitFor(async () => (await windowSize("wider")) === "200x29", "the window to follow the desktop");
-        const v = await page(PHONE);
-        await f.login(v.page, "/sessions/local/wider");
-        await waitForTerminal(v.page);
         await waitFor(async () => (await terminalSize(v.page)).cols === 200, "the phone to show the 200 columns");
-        await waitFor(
-          async () =>
-            v.page.evaluate(() => {
-              const el = document.querySelector("sa-terminal") as (HTMLElement & { terminalFont(): number }) | null;
-              return el?.terminalFont() === 6;
-            }),
-          "the font at its floor",
-        );
+        await waitFor(async () => (await terminalFont(v.page)) === 6, "the font at its floor");
         // Not cut: the box scrolls sideways, and scrolled to its end it shows the window's last column.
         const edge = await v.page.evaluate(() => {
           const box = document.querySelector<HTMLElement>("sa-terminal .term-scroll");
@@ -245,6 +246,7 @@ describe("the terminal in the dashboard", () => {
           };
         });
         expect(edge).toEqual({ scrolls: true, rightInView: true, page: 0 });
+        await saveScreenshot(v.page, "phone-light-terminal-scrolled-sideways");
       } finally {
         own.kill();
       }
