@@ -5,12 +5,10 @@ import {
   type AgentModule,
   type AgentSignals,
   observeSafely,
-  openedBeforeStart,
   PROCESS_START_SLACK_MS,
-  processKey,
   wholeScreen,
-  writtenSince,
 } from "../agent.js";
+import { bindProcessLog, freshLog } from "../bound-log.js";
 import { LogBinder } from "../log-binding.js";
 import { LogFollower } from "../log-follower.js";
 import type { ProcessInfo } from "../process-table.js";
@@ -34,6 +32,8 @@ const CANCELLING_MS = 10_000;
 const PROGRAM_NAMES: ReadonlySet<string> = new Set(["droid"]);
 /** The npm package's binaries: `…/@factory/cli/bin/droid` or the platform package's `…/cli-linux-x64/bin/droid`. */
 const PACKAGE_BINARY = /\/@factory\/cli(?:-[a-z0-9-]+)?\/bin\/droid$/;
+/** How `status_detail` names droid's session logs. */
+const LOG_WORDS = { log: "session", none: "no session log", name: (path: string) => basename(path, ".jsonl") };
 
 /**
  * Factory droid (`@factory/cli`): recognised by its argv (`droid`, the package's binary, also
@@ -76,21 +76,13 @@ export class DroidModule implements AgentModule {
     const resumeId = optionValue(process.argv, ["--resume", "-r"]);
     const named = resumeId ? files.find((f) => f.id === resumeId) : undefined;
     const explicit = named ? { key: named.path, how: "its --resume argument names the session" } : undefined;
-    const siblings = context.siblings.map(processKey);
-    const candidates = await Promise.all(
-      files.map(async (f) => ({
-        key: f.path,
-        updatedMs: f.mtimeMs,
-        newestPrompt: siblings.length > 0 ? ((await this.logs.read(f.path))?.state.prompt ?? "") : "",
-      })),
-    );
-    const binding = await this.binder.bind({
-      process: processKey(process),
-      siblings,
-      candidates,
+    const binding = await bindProcessLog(
+      this.binder,
+      context,
+      files.map((f) => ({ key: f.path, updatedMs: f.mtimeMs })),
+      async (f) => (await this.logs.read(f.key))?.state.prompt,
       explicit,
-      screen: () => context.visibleScreen(0),
-    });
+    );
     return { path: binding.key, how: binding.how };
   }
 
@@ -100,15 +92,9 @@ export class DroidModule implements AgentModule {
     const bound = await this.bind(context, folder);
     const path = bound.path;
     const log = path ? await this.logs.read(path) : undefined;
-    const fresh = log && writtenSince(log.mtimeMs, processStart) ? log : undefined;
     // A turn opened before this process belongs to an earlier run (`droid --resume`).
-    const earlier = fresh !== undefined && openedBeforeStart(fresh.state.turnStartedAt, processStart);
-    const state = earlier ? undefined : fresh?.state;
-    const details: string[] = [
-      fresh
-        ? `session ${basename(fresh.path, ".jsonl")} (${bound.how}): ${earlier ? "its newest turn predates this process" : fresh.state.decidedBy}`
-        : `no session log (${bound.how})`,
-    ];
+    const { fresh, earlier, state, detail } = freshLog(log, processStart, bound.how, LOG_WORDS);
+    const details: string[] = [detail];
     let turn: AgentSignals["turn"] = state?.turn ?? "none";
     // Dialogs are on screen only: looked at while no turn is logged or one runs, not once settled.
     const justInterrupted = turn === "interrupted" && fresh !== undefined && Date.now() - fresh.mtimeMs < CANCELLING_MS;

@@ -5,12 +5,10 @@ import {
   type AgentModule,
   type AgentSignals,
   observeSafely,
-  openedBeforeStart,
   PROCESS_START_SLACK_MS,
-  processKey,
   wholeScreen,
-  writtenSince,
 } from "../agent.js";
+import { bindProcessLog, freshLog } from "../bound-log.js";
 import { LogBinder } from "../log-binding.js";
 import { LogFollower } from "../log-follower.js";
 import type { ProcessInfo } from "../process-table.js";
@@ -30,6 +28,12 @@ import { piSessionReducer } from "./session-log.js";
 const PROGRAM_NAMES: ReadonlySet<string> = new Set(["pi"]);
 /** The npm package's entry script (`node …/@mariozechner/pi-coding-agent/dist/cli.js`). */
 const PACKAGE_SCRIPT = /\/@mariozechner\/pi-coding-agent\/dist\/cli\.js$/;
+/** How `status_detail` names pi's session files. */
+const LOG_WORDS = {
+  log: "session",
+  none: "no session file yet, pi writes it once the first reply arrived",
+  name: (path: string) => basename(path),
+};
 
 /**
  * pi (`@mariozechner/pi-coding-agent`): recognised by its argv (`pi`, the package's `dist/cli.js`
@@ -74,22 +78,14 @@ export class PiModule implements AgentModule {
     // `--session <path|id>` names the session (a part of the id is enough for pi).
     const namedId = optionValue(process.argv, ["--session"]);
     const named = namedId ? await piSessionById(folder, namedId) : undefined;
-    const siblings = context.siblings.map(processKey);
     const files = named ? [] : await piSessionFiles(folder, processStart.getTime() - PROCESS_START_SLACK_MS);
-    const candidates = await Promise.all(
-      files.map(async (f) => ({
-        key: f.path,
-        updatedMs: f.mtimeMs,
-        newestPrompt: siblings.length > 0 ? ((await this.logs.read(f.path))?.state.prompt ?? "") : "",
-      })),
+    const binding = await bindProcessLog(
+      this.binder,
+      context,
+      files.map((f) => ({ key: f.path, updatedMs: f.mtimeMs })),
+      async (f) => (await this.logs.read(f.key))?.state.prompt,
+      named ? { key: named, how: "its --session argument names the session" } : undefined,
     );
-    const binding = await this.binder.bind({
-      process: processKey(process),
-      siblings,
-      candidates,
-      explicit: named ? { key: named, how: "its --session argument names the session" } : undefined,
-      screen: () => context.visibleScreen(0),
-    });
     return { path: binding.key, how: binding.how };
   }
 
@@ -99,15 +95,9 @@ export class PiModule implements AgentModule {
     const bound = await this.bind(context, folder);
     const path = bound.path;
     const log = path ? await this.logs.read(path) : undefined;
-    const fresh = log && writtenSince(log.mtimeMs, processStart) ? log : undefined;
     // A turn opened before this process belongs to an earlier run (`pi --continue`).
-    const earlier = fresh !== undefined && openedBeforeStart(fresh.state.turnStartedAt, processStart);
-    const state = earlier ? undefined : fresh?.state;
-    const details: string[] = [
-      fresh
-        ? `session ${basename(fresh.path)} (${bound.how}): ${earlier ? "its newest turn predates this process" : fresh.state.decidedBy}`
-        : `no session file yet, pi writes it once the first reply arrived (${bound.how})`,
-    ];
+    const { fresh, earlier, state, detail } = freshLog(log, processStart, bound.how, LOG_WORDS);
+    const details: string[] = [detail];
     let turn: AgentSignals["turn"] = state?.turn ?? "none";
     // The screen is looked at while no turn is logged (the first turn runs before the file exists)
     // or one runs (an extension's dialog is written nowhere), not for a settled session.
