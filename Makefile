@@ -143,7 +143,7 @@ screenshots: install browser-deps build ## Retake the dashboard screenshots in d
 	STARAGENT_UPDATE_SCREENSHOTS=1 $(BIN)/vitest run test/e2e/dashboard.test.ts test/e2e/terminal.test.ts
 
 .PHONY: compat
-compat: install build $(COMPAT_DIR)/node_modules/.installed ## Real Claude Code, Codex, opencode, Gemini CLI and Qwen Code in tmux against mock model APIs: status and chat at each step, alone and two per folder
+compat: install build $(COMPAT_DIR)/node_modules/.installed ## The real agent CLIs (docs/compat.md) in tmux against mock model APIs: status, prompts and chat at each step, alone and two per folder
 	$(BIN)/vitest run --config $(COMPAT_DIR)/vitest.config.ts
 
 # make fuzz: many more seeded cases per target than make test runs (it uses a fixed seed and few cases).

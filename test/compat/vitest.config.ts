@@ -10,6 +10,8 @@ export default defineConfig({
     include: ["*.test.ts"],
     // The suite spawns the compiled command: build dist/ first so it never runs stale code.
     globalSetup: ["../support/build-services.ts"],
+    // The CLIs must not see a CI runner's variables: some start headless under CI=true.
+    setupFiles: ["./user-environment.ts"],
     pool: "forks",
     maxWorkers: 3,
     fileParallelism: true,
