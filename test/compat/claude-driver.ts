@@ -55,6 +55,37 @@ const MODEL_REQUEST_TIMEOUT_MS = 45_000;
 /** Claude Code's own steps: a question asked through AskUserQuestion, and `/clear`. */
 const CLAUDE_STEPS: readonly CliStep[] = [
   {
+    title: "confirms a follow-up sent while it works as queued behind the turn, then runs it as the next turn",
+    async run(step) {
+      // The model holds its first answer; 2.1.332 queues the follow-up (a `queue-operation` enqueue in
+      // its transcript) and sends it as the next prompt once the first turn ends.
+      const held = step.mock.enqueue({ text: "First answer.", hold: true });
+      const next = step.mock.enqueue({ text: "Answer with the follow-up." });
+      await step.type(`start a turn to queue on ${step.instance.sessionId}`);
+      await within(held.requested, MODEL_REQUEST_TIMEOUT_MS, "Claude Code to ask the model");
+      await step.expect("the turn running", (s) => s.status === SessionStatus.WORKING);
+      const sent = await step.hub.sendChatMessage({ name: step.instance.name, text: "and mind the tests" });
+      if (!sent.confirmed || !sent.confirmationDetail.includes("queued it behind the running turn"))
+        throw new Error(`the follow-up: ${JSON.stringify(sent)}`);
+      held.release();
+      const request = await within(next.requested, MODEL_REQUEST_TIMEOUT_MS, "Claude Code to send the follow-up");
+      if (!JSON.stringify(request.body).includes("and mind the tests"))
+        throw new Error("the model was not sent the follow-up");
+      const done = await step.expect(
+        "the follow-up's turn done",
+        (s) => s.statusReason === StatusReason.UNSEEN_COMPLETION && s.completionId !== "",
+      );
+      const chat = (await step.hub.getChat({ name: step.instance.name })).messages;
+      const texts = chat.map((m) => `${ChatRole[m.role]}:${m.text}`);
+      const first = texts.lastIndexOf("ASSISTANT:First answer.");
+      const followUp = texts.lastIndexOf("USER:and mind the tests");
+      if (first < 0 || followUp < first || !texts.slice(followUp).includes("ASSISTANT:Answer with the follow-up."))
+        throw new Error(`the chat, in order: ${JSON.stringify(texts.slice(-6))}`);
+      step.recordCompletion(done.completionId);
+      await step.markSeen(done.completionId);
+    },
+  },
+  {
     title: "shows an answer with a code block, a list and a table once in chat (screen and log merged)",
     async run(step) {
       const reply = step.mock.enqueue({ text: MARKDOWN_ANSWER });

@@ -13,11 +13,13 @@ const STAND_INS = join(REPO_ROOT, "test/stand-ins");
  * A follow-up sent while Codex works is steered into the running turn by Codex (0.17x records it in
  * that turn, under the same `turn_id`): SendChatMessage confirms it and says so, instead of "the CLI
  * did not confirm it". Through a real Hub process with the codex stand-in, which records a steered
- * follow-up as the real 0.171.0 does (test/compat/codex-driver.ts checks the real one). A CLI that
- * holds such a message until the turn ends (the claude stand-in does) is not confirmed within the
- * wait: the answer says it was typed while the agent worked, not merely that the CLI did not confirm.
+ * follow-up as the real 0.171.0 does (test/compat/codex-driver.ts checks the real one). Claude Code
+ * 2.1.332 queues such a message until the turn ends and logs it queued (`queue-operation`; the claude
+ * stand-in does the same, test/compat/claude-driver.ts checks the real one): confirmed as queued. A
+ * CLI that holds it without a record is not confirmed within the wait: the answer says it was typed
+ * while the agent worked, not merely that the CLI did not confirm.
  */
-describe("a follow-up typed during a turn: Codex steers it, Claude Code holds it", () => {
+describe("a follow-up typed during a turn: Codex steers it, Claude Code queues it", () => {
   let f: HubFixture;
   let home: string;
   beforeAll(async () => {
@@ -74,9 +76,66 @@ describe("a follow-up typed during a turn: Codex steers it, Claude Code holds it
     await inChat(name, "also check the tests");
   });
 
-  it("says a follow-up typed during a Claude Code turn was typed while it worked, when the CLI holds it until the turn ends", async () => {
-    const name = await startAgent("held", "claude", "? for shortcuts");
-    // A long turn: the stand-in, as a CLI that holds what is typed during a turn, queues the follow-up.
+  it("confirms a follow-up typed during a Claude Code turn as queued behind it, which runs once the turn ends", async () => {
+    const name = await startAgent("queued", "claude", "? for shortcuts");
+    // A long turn: the stand-in, as Claude Code 2.1.332 does, queues the follow-up and logs it queued.
+    await f.sessions.sendChatMessage({ name, text: "long work" });
+    await working(name);
+    const followUp = await f.sessions.sendChatMessage({ name, text: "and then the docs" });
+    expect(followUp).toMatchObject({
+      confirmed: true,
+      confirmationDetail:
+        "claude queued it behind the running turn (its native log shows it queued); it is taken up when that turn ends",
+    });
+    // Interrupted, the turn ends and the queued follow-up runs as the next turn.
+    await f.tmux.run("send-keys", "-t", "=queued:", "Escape");
+    await inChat(name, "and then the docs");
+    await f.sessions.stopSession({ name });
+  });
+
+  it("does not take a turn typed earlier and logged late for the follow-up: that follow-up is queued", async () => {
+    // Claude Code buffers its transcript writes: the prompt of the turn now running can reach the log
+    // after a follow-up is typed. The stand-in writes its lines 1.5 s late here.
+    const id = "logged-late";
+    await f.sessions.createSession({
+      parent: "nodes/local",
+      sessionId: id,
+      cwd: f.dir,
+      command: ["env", "STANDIN_LOG_LAG_MS=1500", "claude"],
+    });
+    await waitFor(
+      async () => (await f.tmux.run("capture-pane", "-p", "-t", `=${id}:`)).includes("? for shortcuts"),
+      "the claude stand-in's input",
+    );
+    const name = `nodes/local/sessions/${id}`;
+    // The turn starts from the keyboard; the follow-up is sent while its prompt is not in the log yet.
+    await f.tmux.run("send-keys", "-t", `=${id}:`, "-l", "long work from the keyboard");
+    await f.tmux.run("send-keys", "-t", `=${id}:`, "Enter");
+    await working(name);
+    const followUp = await f.sessions.sendChatMessage({ name, text: "and the changelog" });
+    expect(followUp).toMatchObject({
+      confirmed: true,
+      confirmationDetail:
+        "claude queued it behind the running turn (its native log shows it queued); it is taken up when that turn ends",
+    });
+    await f.tmux.run("send-keys", "-t", `=${id}:`, "Escape");
+    await inChat(name, "and the changelog");
+    await f.sessions.stopSession({ name });
+  });
+
+  it("says a follow-up was typed while the agent worked when the CLI holds it without logging it (Claude Code 2.0)", async () => {
+    const id = "held";
+    await f.sessions.createSession({
+      parent: "nodes/local",
+      sessionId: id,
+      cwd: f.dir,
+      command: ["env", "STANDIN_VERSION=2.0.76", "claude"],
+    });
+    await waitFor(
+      async () => (await f.tmux.run("capture-pane", "-p", "-t", `=${id}:`)).includes("? for shortcuts"),
+      "the claude stand-in's input",
+    );
+    const name = `nodes/local/sessions/${id}`;
     await f.sessions.sendChatMessage({ name, text: "long work" });
     await working(name);
     const followUp = await f.sessions.sendChatMessage({ name, text: "and then the docs" });
@@ -85,8 +144,7 @@ describe("a follow-up typed during a turn: Codex steers it, Claude Code holds it
       confirmationDetail:
         "typed while claude was working on a turn; its native log showed no new user turn within 5 s (a CLI that holds a message typed during a turn takes it up when that turn ends, and the chat shows it then)",
     });
-    // Interrupted, the turn ends and the held follow-up runs as the next turn.
-    await f.tmux.run("send-keys", "-t", "=held:", "Escape");
+    await f.tmux.run("send-keys", "-t", `=${id}:`, "Escape");
     await inChat(name, "and then the docs");
     await f.sessions.stopSession({ name });
   });

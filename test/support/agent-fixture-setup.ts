@@ -29,6 +29,8 @@ export interface StatusFixtureCase {
     readonly reason: string;
     readonly completionId?: string;
     readonly lastUserTurn?: string;
+    /** The identity of the newest message queued behind the running turn, when the case checks it. */
+    readonly lastQueuedMessage?: string;
     /** The last line of the completed turn's reply, when the case checks it. */
     readonly replyExcerpt?: string;
     readonly promptKind?: string;

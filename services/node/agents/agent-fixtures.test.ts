@@ -60,6 +60,7 @@ for (const module of createBuiltInAgents().modules) {
           reason: StatusReason[decided.reason],
           ...(fixture.expect.completionId !== undefined ? { completionId: signals.completionId } : {}),
           ...(fixture.expect.lastUserTurn !== undefined ? { lastUserTurn: signals.lastUserTurn } : {}),
+          ...(fixture.expect.lastQueuedMessage !== undefined ? { lastQueuedMessage: signals.lastQueuedMessage } : {}),
           ...(fixture.expect.replyExcerpt !== undefined ? { replyExcerpt: signals.replyExcerpt } : {}),
           ...(fixture.expect.promptKind !== undefined ? { promptKind: PromptKind[signals.prompt?.kind ?? 0] } : {}),
           ...(fixture.expect.prompt !== undefined ? { prompt: signals.prompt?.text } : {}),

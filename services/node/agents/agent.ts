@@ -117,6 +117,20 @@ export interface AgentSignals {
    */
   readonly lastUserTurnJoined?: boolean;
   /**
+   * When that newest user prompt was submitted, by the log's own timestamp (ms since the epoch; 0 or
+   * absent when the log gives none). A CLI that writes its log late (Claude Code buffers its writes)
+   * can log a turn typed before a message after the message was typed: the time tells them apart.
+   */
+  readonly lastUserTurnAt?: number;
+  /**
+   * Identity of the newest message the CLI recorded as queued behind the running turn ("" when none):
+   * Claude Code 2.1.x takes a message typed while it works into a queue (a `queue-operation` enqueue
+   * record) and opens its turn only when the running one ends. Chat delivery is confirmed by it then.
+   */
+  readonly lastQueuedMessage?: string;
+  /** When that message was queued, by the log's timestamp (ms since the epoch; 0 or absent when unknown). */
+  readonly lastQueuedAt?: number;
+  /**
    * True when this CLI keeps a native log (even before the first prompt creates it), so chat delivery
    * can be confirmed by the new user turn appearing there.
    */

@@ -45,6 +45,16 @@ export const CONFIRM_TIMEOUT_MS = 5_000;
 const CONFIRM_POLL_MS = 100;
 /** Sends that may wait behind the one being typed into a session; more are refused, not queued. */
 const MAX_QUEUED_SENDS = 8;
+/**
+ * What a typed message is confirmed against: the native log's newest user turn and queued message
+ * before it was typed, and when typing began. A turn or queued message the log dates before then was
+ * typed earlier and logged late (Claude Code buffers its writes): it does not confirm this message.
+ */
+interface Delivery {
+  userTurn: string;
+  queued: string;
+  readonly typedAt: number;
+}
 /** Messages in a page when the request says 0. */
 export const DEFAULT_PAGE_SIZE = 50;
 /** Most messages a request may ask for in one page: bounds a response's size and a read's cost. */
@@ -252,8 +262,15 @@ export class MachineChat implements ChatBackend {
         );
       }
       const context = this.context(tmuxName);
-      const { pane, observation } = context;
-      const before = observation?.lastUserTurn ?? "";
+      const { pane } = context;
+      // The baseline is the log as it is now, not the last poll's reading of it: a turn whose prompt
+      // reached the log after that poll would otherwise confirm this message before it is there.
+      const observation = (await context.fresh()) ?? context.observation;
+      const before: Delivery = {
+        userTurn: observation?.lastUserTurn ?? "",
+        queued: observation?.lastQueuedMessage ?? "",
+        typedAt: Date.now(),
+      };
       const duringTurn = session.status === SessionStatus.WORKING;
       if (signal.aborted) throw new ConnectError("the caller went away; nothing was typed", Code.Canceled);
       try {
@@ -284,23 +301,25 @@ export class MachineChat implements ChatBackend {
             : `typed, but the ${cliName} native log showed no new user turn within ${seconds} s`
           : seen === "exited"
             ? `${cliName} exited after it`
-            : seen.lastUserTurnJoined
-              ? `${cliName} steered it into the running turn (its native log shows it in that turn)`
-              : `${cliName} native log shows the new user turn`,
+            : seen.lastUserTurn !== before.userTurn
+              ? seen.lastUserTurnJoined
+                ? `${cliName} steered it into the running turn (its native log shows it in that turn)`
+                : `${cliName} native log shows the new user turn`
+              : `${cliName} queued it behind the running turn (its native log shows it queued); it is taken up when that turn ends`,
       });
     });
   }
 
   /**
-   * Re-reads the native state until its newest user turn differs from `before` (and returns that
-   * observation), or until `cli` no longer runs in the session ("exited": the message was taken, as
-   * `/exit` is, and the agent's exit is its answer; its pane is a shell or gone now), or the deadline
-   * (undefined).
+   * Re-reads the native state until its newest user turn, or the newest message it queued, differs
+   * from `before` (and returns that observation), or until `cli` no longer runs in the session
+   * ("exited": the message was taken, as `/exit` is, and the agent's exit is its answer; its pane is a
+   * shell or gone now), or the deadline (undefined).
    */
   private async waitForNewUserTurn(
     context: SessionContext,
     cli: Cli,
-    before: string,
+    before: Delivery,
     signal: AbortSignal,
   ): Promise<SessionObservation | "exited" | undefined> {
     const deadline = Date.now() + (this.options.confirmTimeoutMs ?? CONFIRM_TIMEOUT_MS);
@@ -308,8 +327,16 @@ export class MachineChat implements ChatBackend {
       const observation = await context.fresh();
       // No observation: the session has gone.
       if (!observation || agentExited(observation, cli)) return "exited";
-      const now = observation.lastUserTurn ?? "";
-      if (now !== "" && now !== before) return observation;
+      const turn = observation.lastUserTurn ?? "";
+      if (turn !== "" && turn !== before.userTurn) {
+        if (!loggedBefore(observation.lastUserTurnAt, before.typedAt)) return observation;
+        before.userTurn = turn;
+      }
+      const queued = observation.lastQueuedMessage ?? "";
+      if (queued !== "" && queued !== before.queued) {
+        if (!loggedBefore(observation.lastQueuedAt, before.typedAt)) return observation;
+        before.queued = queued;
+      }
       if (Date.now() >= deadline || signal.aborted) return undefined;
       await sleep(CONFIRM_POLL_MS, signal);
     }
@@ -418,4 +445,9 @@ function checkHistoryLines(value: number): number {
     );
   }
   return value;
+}
+
+/** True when the log dates a record (`at`, 0 when it gives no time) before typing began. */
+function loggedBefore(at: number | undefined, typedAt: number): boolean {
+  return at !== undefined && at > 0 && at < typedAt;
 }

@@ -36,6 +36,11 @@ export interface SessionObservation {
   readonly lastUserTurn?: string;
   /** True when that prompt was steered into a turn already running (see AgentSignals). */
   readonly lastUserTurnJoined?: boolean;
+  /** Identity of the newest message the CLI queued behind its running turn (see AgentSignals). */
+  readonly lastQueuedMessage?: string;
+  /** When the newest user prompt and the newest queued message were logged (see AgentSignals). */
+  readonly lastUserTurnAt?: number;
+  readonly lastQueuedAt?: number;
   /**
    * True when the session's CLI keeps a native log (claude, codex, opencode: even before the first
    * prompt creates it), so chat delivery can be confirmed by the new user turn appearing there.
@@ -104,6 +109,9 @@ export function agentObservation(
     chatRevision: `${paneRevision}.${signals.lastActivity?.getTime() ?? 0}`,
     lastUserTurn: signals.lastUserTurn ?? "",
     lastUserTurnJoined: signals.lastUserTurnJoined ?? false,
+    lastQueuedMessage: signals.lastQueuedMessage ?? "",
+    lastUserTurnAt: signals.lastUserTurnAt ?? 0,
+    lastQueuedAt: signals.lastQueuedAt ?? 0,
     hasNativeLog: signals.hasNativeLog ?? false,
     chatLogPath: signals.chatLog?.path ?? "",
     chatLogSession: signals.chatLog?.session ?? "",

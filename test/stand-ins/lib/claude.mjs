@@ -11,6 +11,8 @@ import { drawFullScreen, ESC, envMs, screenSize, setTitle, wrap } from "./termin
 const VERSION = process.env.STANDIN_VERSION || "2.1.332";
 /** Delay between the screen showing "done" and `turn_duration` landing in the transcript. */
 const TURN_END_LAG_MS = envMs("STANDIN_TURN_END_LAG_MS", 300);
+/** How late transcript lines reach the file, in order (the real CLI buffers its writes); 0: at once. */
+const LOG_LAG_MS = envMs("STANDIN_LOG_LAG_MS", 0);
 /** 2.0.x wrote turn_duration only for turns longer than this. */
 const OLD_TURN_DURATION_MIN_MS = 30_000;
 const MODEL = "claude-opus-4-6";
@@ -71,8 +73,19 @@ class ClaudeAdapter {
   }
 
   append(record) {
+    const line = `${JSON.stringify(record)}\n`;
+    if (LOG_LAG_MS === 0) {
+      this.write(line);
+      return;
+    }
+    this.unwritten ??= [];
+    this.unwritten.push(line);
+    if (this.unwritten.length === 1) setTimeout(() => this.write(this.unwritten.splice(0).join("")), LOG_LAG_MS);
+  }
+
+  write(lines) {
     mkdirSync(join(this.transcript, ".."), { recursive: true });
-    appendFileSync(this.transcript, `${JSON.stringify(record)}\n`);
+    appendFileSync(this.transcript, lines);
   }
 
   envelope(type, fields) {
@@ -110,6 +123,18 @@ class ClaudeAdapter {
       },
       requestId: `req_${id.slice(4)}`,
       ...extra,
+    });
+  }
+
+  /** A prompt typed during a turn: 2.1.332 logs it queued, then dequeued as its own turn starts. */
+  queued(_app, prompt, operation) {
+    if (!modern) return;
+    this.append({
+      type: "queue-operation",
+      operation,
+      timestamp: new Date().toISOString(),
+      sessionId: this.sessionId,
+      ...(operation === "enqueue" ? { content: prompt } : {}),
     });
   }
 
@@ -240,6 +265,7 @@ class ClaudeAdapter {
   }
 
   exiting() {
+    if (this.unwritten?.length) this.write(this.unwritten.splice(0).join(""));
     process.stdout.write(`${ESC}[?2004l${ESC}[?1049l`);
     rmSync(this.sessionsFile, { force: true });
   }

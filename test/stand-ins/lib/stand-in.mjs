@@ -70,7 +70,9 @@ function hasWord(text, word) {
  * `toolResult(app, call, output, isError)`, `reply(app, text)`, `turnCompleted(app, ms)`,
  * `turnInterrupted(app, pendingCall, answered)`, `apiError(app, message)`, `exiting(app)`; optional
  * `historyAdded(app, item)` for CLIs that print history into the scrollback, `steered(app, prompt)` for
- * CLIs that take a prompt typed during a turn into that turn (true when it did; else it is queued), and
+ * CLIs that take a prompt typed during a turn into that turn (true when it did; else it is queued),
+ * `queued(app, prompt, operation)` for CLIs that log such a queued prompt ("enqueue", then "dequeue"
+ * when its turn starts), and
  * `returnsUnansweredPrompt` for CLIs that put a prompt interrupted before any output back in the input box,
  * `approvalKey(app, key, pick)` for CLIs whose approval takes some keys its own way (true when it took the key).
  */
@@ -169,8 +171,10 @@ export class StandIn {
         if (prompt !== "") {
           // A CLI that steers a follow-up into the running turn (Codex 0.17x) records it there; the others queue it.
           if (this.turn && this.adapter.steered?.(this, prompt)) this.add("user", prompt);
-          else if (this.turn) this.queue.push(prompt);
-          else void this.runTurn(prompt);
+          else if (this.turn) {
+            this.queue.push(prompt);
+            this.adapter.queued?.(this, prompt, "enqueue");
+          } else void this.runTurn(prompt);
         }
         break;
       }
@@ -349,7 +353,9 @@ export class StandIn {
     this.turn = undefined;
     this.mode = "idle";
     const next = this.queue.shift();
-    if (next !== undefined) setImmediate(() => void this.runTurn(next));
+    if (next === undefined) return;
+    this.adapter.queued?.(this, next, "dequeue");
+    setImmediate(() => void this.runTurn(next));
   }
 
   /** Cleans up (the adapter removes live state files) and exits. */

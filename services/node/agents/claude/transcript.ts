@@ -39,6 +39,14 @@ export interface ClaudeTurnState {
   readonly decidedBy: string;
   /** The newest assistant text of the turn ("" before any). */
   readonly replyText: string;
+  /**
+   * Identity of the newest message queued behind the turn (a `queue-operation` enqueue: its time and
+   * text), "" when none. 2.1.332 queues a message typed while it works and opens its turn only when
+   * the running one ends (seen in `make compat`).
+   */
+  readonly queued: string;
+  /** When that message was queued (ms since the epoch; 0 when none or unknown). */
+  readonly queuedAt: number;
 }
 
 const INITIAL: ClaudeTurnState = {
@@ -52,6 +60,8 @@ const INITIAL: ClaudeTurnState = {
   apiError: false,
   decidedBy: "no records",
   replyText: "",
+  queued: "",
+  queuedAt: 0,
 };
 
 /** The text of a user line: a string content, or its text blocks joined ("" for tool results only). */
@@ -98,6 +108,9 @@ export const claudeTranscriptReducer: LifecycleReducer<ClaudeTurnState> = {
         return applyUser(state, record);
       case "assistant":
         return applyAssistant(state, record);
+      case "queue-operation":
+        // Queued input changes no turn: only delivery is confirmed by it.
+        return stringField(record, "operation") === "enqueue" ? applyEnqueue(state, record) : state;
       case "system": {
         const subtype = stringField(record, "subtype");
         if (subtype === "turn_duration" || subtype === "stop_hook_summary") {
@@ -132,6 +145,8 @@ function applyUser(state: ClaudeTurnState, record: JsonRecord): ClaudeTurnState 
       apiError: false,
       decidedBy: "user prompt",
       replyText: "",
+      queued: "",
+      queuedAt: 0,
     };
   }
   const text = userText(record);
@@ -154,6 +169,12 @@ function applyUser(state: ClaudeTurnState, record: JsonRecord): ClaudeTurnState 
     ambiguousEnd: false,
     decidedBy: "tool result",
   };
+}
+
+function applyEnqueue(state: ClaudeTurnState, record: JsonRecord): ClaudeTurnState {
+  const timestamp = stringField(record, "timestamp");
+  const at = Date.parse(timestamp);
+  return { ...state, queued: `${timestamp} ${stringField(record, "content")}`, queuedAt: Number.isFinite(at) ? at : 0 };
 }
 
 function applyAssistant(state: ClaudeTurnState, record: JsonRecord): ClaudeTurnState {
