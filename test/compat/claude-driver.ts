@@ -44,6 +44,12 @@ const CLEARED_VARIABLES = [
   "CLAUDE_CODE_USE_VERTEX",
   "XDG_CONFIG_HOME",
 ];
+/**
+ * A claude.ai login's long-lived token (what `claude setup-token` prints), for the plan-limit checks:
+ * with it, 2.1.332 sends it as a bearer token to ANTHROPIC_BASE_URL and prints a 429 with the
+ * plan-limit headers as the plan's limit, where an API-key login prints an API error (seen 2026-12-03).
+ */
+const CLAUDE_AI_TOKEN = "sk-ant-oat01-compat-mock-token";
 /** Claude Code's switches for everything that would reach the network on its own. */
 const OFFLINE_SWITCHES = ["DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1"];
 /** The footer Claude Code draws once it takes input. */
@@ -198,34 +204,7 @@ export const claudeDriver: CliDriver = {
     // Requests without tools are the CLI's own (titles, probes): a short reply, not a scripted turn.
     return request.api === "messages" && !hasTools(request) ? { text: "Compat check" } : undefined;
   },
-  async prepare(mockBaseUrl: string): Promise<PreparedCli> {
-    const home = await mkdtemp(join(tmpdir(), "sa-compat-claude-home-"));
-    const cwd = await realpath(await mkdtemp(join(tmpdir(), "sa-compat-claude-work-")));
-    await writeFile(join(home, ".claude.json"), JSON.stringify(claudeSettings(cwd)));
-    const command = [
-      "env",
-      ...CLEARED_VARIABLES.flatMap((v) => ["-u", v]),
-      `HOME=${home}`,
-      // The CLI appends /v1/messages itself.
-      `ANTHROPIC_BASE_URL=${mockBaseUrl.replace(/\/v1$/, "")}`,
-      `ANTHROPIC_API_KEY=${API_KEY}`,
-      ...OFFLINE_SWITCHES,
-      CLAUDE_BIN,
-      "--permission-mode",
-      "manual",
-    ];
-    return {
-      home,
-      cwd,
-      command,
-      resumeCommand: [...command, "--continue"],
-      backgroundPids: () => [],
-      cleanup: async () => {
-        await rm(home, { recursive: true, force: true });
-        await rm(cwd, { recursive: true, force: true });
-      },
-    };
-  },
+  prepare: (mockBaseUrl: string) => prepareClaude(mockBaseUrl, "api-key"),
   isReady: (screen) => screen.includes(READY_FOOTER),
   approvalToolCall: (command) => ({
     name: "Bash",
@@ -250,6 +229,51 @@ export const claudeDriver: CliDriver = {
     await tmux.run("send-keys", "-t", target, "C-u");
   },
   ownSteps: CLAUDE_STEPS,
+};
+
+/**
+ * A throwaway HOME and folder for Claude Code against the mock, logged in with an API key (the
+ * default) or with a claude.ai token (`claude-ai`: the plan-limit checks).
+ */
+async function prepareClaude(mockBaseUrl: string, login: "api-key" | "claude-ai"): Promise<PreparedCli> {
+  const home = await mkdtemp(join(tmpdir(), "sa-compat-claude-home-"));
+  const cwd = await realpath(await mkdtemp(join(tmpdir(), "sa-compat-claude-work-")));
+  await writeFile(join(home, ".claude.json"), JSON.stringify(claudeSettings(cwd)));
+  const credentials =
+    login === "api-key"
+      ? [`ANTHROPIC_API_KEY=${API_KEY}`]
+      : ["-u", "ANTHROPIC_API_KEY", `CLAUDE_CODE_OAUTH_TOKEN=${CLAUDE_AI_TOKEN}`];
+  const command = [
+    "env",
+    ...CLEARED_VARIABLES.flatMap((v) => ["-u", v]),
+    ...credentials,
+    `HOME=${home}`,
+    // The CLI appends /v1/messages itself.
+    `ANTHROPIC_BASE_URL=${mockBaseUrl.replace(/\/v1$/, "")}`,
+    ...OFFLINE_SWITCHES,
+    CLAUDE_BIN,
+    "--permission-mode",
+    "manual",
+  ];
+  return {
+    home,
+    cwd,
+    command,
+    resumeCommand: [...command, "--continue"],
+    backgroundPids: () => [],
+    cleanup: async () => {
+      await rm(home, { recursive: true, force: true });
+      await rm(cwd, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Claude Code logged in with a claude.ai token: a hit plan limit is printed and logged as such. */
+export const claudePlanDriver: CliDriver = {
+  ...claudeDriver,
+  sessionPrefix: "compat-claude-plan",
+  label: `Claude Code ${CLAUDE_VERSION} (claude.ai login)`,
+  prepare: (mockBaseUrl: string) => prepareClaude(mockBaseUrl, "claude-ai"),
 };
 
 /** `~/.claude.json`: onboarding done, the key approved, the work folder trusted (docs/compat.md, "Configuration that works offline"). */

@@ -1,11 +1,27 @@
 import { copyFile, readdir, readFile, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { REPO_ROOT } from "../support/servers.js";
-import { claudeDriver } from "./claude-driver.js";
+import { claudeDriver, claudePlanDriver } from "./claude-driver.js";
+import type { ScriptedError } from "./model-reply.js";
 import { defineUsageScenario, type NativeTotals } from "./usage-scenario.js";
 
 /** When the mock's refused request says the session limit resets (seconds since the epoch). */
 const RESET_S = Math.floor(Date.now() / 1000) + 2 * 3600;
+
+/** A request refused as the API refuses it once the five-hour limit is hit. */
+const FIVE_HOUR_LIMIT_HIT: ScriptedError = {
+  status: 429,
+  headers: {
+    "anthropic-ratelimit-unified-status": "rejected",
+    "anthropic-ratelimit-unified-reset": String(RESET_S),
+    "anthropic-ratelimit-unified-representative-claim": "five_hour",
+    "anthropic-ratelimit-unified-5h-status": "rejected",
+    "anthropic-ratelimit-unified-5h-reset": String(RESET_S),
+    "anthropic-ratelimit-unified-5h-utilization": "1.0",
+    "x-should-retry": "false",
+  },
+  body: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } },
+};
 
 /** The instance's transcript (the newest written). */
 async function transcript(home: string): Promise<string> {
@@ -53,19 +69,29 @@ defineUsageScenario(claudeDriver, {
     title: "a 429 printed as an API error (an API-key login) is not reported as the plan's limit",
     limitReached: false,
     fixture: "api-error-429",
-    error: {
-      status: 429,
-      headers: {
-        "anthropic-ratelimit-unified-status": "rejected",
-        "anthropic-ratelimit-unified-reset": String(RESET_S),
-        "anthropic-ratelimit-unified-representative-claim": "five_hour",
-        "anthropic-ratelimit-unified-5h-status": "rejected",
-        "anthropic-ratelimit-unified-5h-reset": String(RESET_S),
-        "anthropic-ratelimit-unified-5h-utilization": "1.0",
-        "x-should-retry": "false",
-      },
-      body: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } },
-    },
+    error: FIVE_HOUR_LIMIT_HIT,
     screen: (text) => /API Error: Request rejected \(429\)/.test(text),
+  },
+});
+
+/**
+ * Logged in with a claude.ai token, the same 429 is the plan's limit: 2.1.332 prints "You've hit your
+ * 5-hour limit · resets <time> (<zone>)" and logs `apiError: "usage_limit_reached"` with
+ * `quotaLimits.resetsAt`, which StarAgent reports as `limit_reached` with that exact reset time.
+ */
+defineUsageScenario(claudePlanDriver, {
+  nativeTotals: (prepared) => nativeTotals(prepared.home),
+  // Only the plan limit's state: the other steps' fixtures are the API-key run's.
+  record: async (prepared, path) => {
+    if (basename(path) === "plan-limit.jsonl") await copyFile(await transcript(prepared.home), path);
+  },
+  fixtures: join(REPO_ROOT, "services/node/agents/claude/fixtures/usage", claudeDriver.version),
+  refusal: {
+    title: "a hit five-hour limit (a claude.ai login) is reported as the plan's limit, with its reset time",
+    limitReached: true,
+    resetsAtMs: RESET_S * 1000,
+    fixture: "plan-limit",
+    error: FIVE_HOUR_LIMIT_HIT,
+    screen: (text) => /You['’]ve hit your 5-hour limit · resets/.test(text),
   },
 });

@@ -81,6 +81,10 @@ export interface UsageScenarioOptions {
     /** The screen's words once the CLI printed the refusal. */
     readonly screen: (text: string) => boolean;
     readonly limitReached: boolean;
+    /** When the hit limit resets, as StarAgent must report it (ms since the epoch), where the CLI records it. */
+    readonly resetsAtMs?: number;
+    /** The reset as the CLI printed it, as StarAgent must report it. */
+    readonly resetsText?: string;
     /** The fixture the native state is recorded as after it. */
     readonly fixture: string;
   };
@@ -317,6 +321,9 @@ export function defineUsageScenario(driver: CliDriver, options: UsageScenarioOpt
           const session = await expectSession("limit reached", (s) => s.usage?.limitReached === true);
           expect(session.statusDetail).toMatch(/^usage limit reached/);
           expect(session.status).not.toBe(SessionStatus.WORKING);
+          const resets = session.usage?.limitResetsTime;
+          if (refusal.resetsAtMs !== undefined) expect(resets ? timestampMs(resets) : 0).toBe(refusal.resetsAtMs);
+          if (refusal.resetsText !== undefined) expect(session.usage?.limitResetsText).toBe(refusal.resetsText);
         } else {
           const session = await expectSession("the refused turn over", (s) => s.status !== SessionStatus.WORKING);
           expect(session.usage?.limitReached).toBe(false);

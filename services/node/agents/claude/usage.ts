@@ -20,6 +20,10 @@ const SYNTHETIC_MODEL = "<synthetic>";
 const LIMIT_HIT = /You['’]ve hit your ([^·\n]*?limit)\b(?:[^·\n]*?·\s*resets ([^·\n]+?))?\s*(?:·|$)/m;
 /** Older builds' error text: "Claude AI usage limit reached|<reset, seconds since the epoch>". */
 const LEGACY_LIMIT = /usage limit reached\|(\d{9,11})/;
+/** The error line's `apiError` for a hit plan limit (2.1.332 with a claude.ai login, seen in `make compat`). */
+const PLAN_LIMIT_ERROR = "usage_limit_reached";
+/** Seconds since the epoch below this are not a reset time (a malformed or relative value). */
+const MIN_EPOCH_S = 1e9;
 
 /** The usage one API response recorded (counted once however many lines carry it). */
 interface ResponseUsage {
@@ -67,6 +71,22 @@ export function claudeLimitReached(text: string): LimitReached | undefined {
 }
 
 /**
+ * The plan limit an error line records: its text, or `apiError: "usage_limit_reached"`, with the reset
+ * time from `quotaLimits.resetsAt` (or `apiErrorParams.rate_limit_info.resetsAt`, seconds) where 2.1.332
+ * writes it. An API-key login's 429 ("API Error: Request rejected (429)") has neither: not a plan limit.
+ */
+function errorLineLimit(record: JsonRecord, message: JsonRecord | undefined): LimitReached | undefined {
+  const said = claudeLimitReached(assistantText(message));
+  if (!said && record.apiError !== PLAN_LIMIT_ERROR) return undefined;
+  const info =
+    objectField(record, "quotaLimits") ?? objectField(objectField(record, "apiErrorParams"), "rate_limit_info");
+  const resetsAtS = info?.resetsAt;
+  const fromLog =
+    typeof resetsAtS === "number" && Number.isFinite(resetsAtS) && resetsAtS > MIN_EPOCH_S ? resetsAtS * 1000 : 0;
+  return { resetsAtMs: said?.resetsAtMs || fromLog, resetsText: said?.resetsText ?? "" };
+}
+
+/**
  * Claude Code's transcript usage (docs/status.md, "Usage and limits"): each assistant line carries
  * `message.model` and `message.usage`; lines of one response share `message.id` (and `requestId`,
  * `requestRef` in 2.1.332) and are counted once, keeping the largest usage seen. The context is the
@@ -111,7 +131,7 @@ export const claudeUsageReducer: TotalsReducer<ClaudeUsageState> = {
     const message = objectField(record, "message");
     const model = stringField(message, "model");
     if (record.isApiErrorMessage === true || model === SYNTHETIC_MODEL) {
-      state.limit = claudeLimitReached(assistantText(message)) ?? state.limit;
+      state.limit = errorLineLimit(record, message) ?? state.limit;
       return state;
     }
     const usage = objectField(message, "usage");
@@ -154,7 +174,10 @@ export function claudeUsage(
   screenLimit?: LimitReached,
   complete = true,
 ): UsageReading | undefined {
-  const limit = screenLimit ?? state.limit;
+  // The screen's words with the log's exact reset time, where both say so.
+  const limit = screenLimit
+    ? { ...screenLimit, resetsAtMs: screenLimit.resetsAtMs || state.limit?.resetsAtMs || 0 }
+    : state.limit;
   if (state.records === 0 && !limit) return undefined;
   const window = tableContextWindow(state.model);
   const totals = complete

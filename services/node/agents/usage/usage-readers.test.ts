@@ -81,6 +81,13 @@ describe("Claude Code usage", () => {
         lastTurnTokens: 520,
       });
     });
+    it("a hit five-hour limit with a claude.ai login: the plan's limit, its reset time from quotaLimits.resetsAt", async () => {
+      const usage = await recorded("plan-limit");
+      // The mock refused with the limit resetting at 1796325654 s; the error line says so, and prints
+      // the reset in the machine's zone.
+      expect(usage?.limitReached).toEqual({ resetsAtMs: 1_796_325_654_000, resetsText: "7:20pm (UTC)" });
+      expect(usage).toMatchObject({ totalInputTokens: 3579, totalOutputTokens: 134, contextTokens: 2345 });
+    });
     it("a 429 an API-key login prints as an API error: not the plan's limit; the totals stay", async () => {
       const usage = await recorded("api-error-429");
       expect(usage?.limitReached).toBeUndefined();
