@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { GIT_TEST_ENV, git } from "../../../test/support/git.js";
 import { waitFor } from "../../../test/support/wait.js";
 import { createLogger } from "../../common/log.js";
-import { WORKSPACE_RECHECK_MS, WorkspaceTracker } from "./tracker.js";
+import { mayBeInRepository, WORKSPACE_RECHECK_MS, WorkspaceTracker } from "./tracker.js";
 
 /** The recheck interval the tests run with: short, and far from the settle time so the two cannot be confused. */
 const TEST_RECHECK_MS = 400;
@@ -60,5 +60,48 @@ describe("WorkspaceTracker's recheck of folders no watch covers", () => {
     // Not lookup(): the model is read by nobody; the change must be announced through onChange.
     await waitFor(() => changes() === 2, "the recheck to find the edit", 10_000);
     expect(t.lookup(repo)).toEqual({ changedFiles: 1, branch: "main" });
+  });
+});
+
+describe("WorkspaceTracker's folders in no repository", () => {
+  it("finds a folder that became a repository (git init in it) by its recheck", async () => {
+    const plain = join(dir, "plain");
+    await mkdir(plain);
+    const { t, changes } = tracker({ settleMs: NEVER_MS, recheckMs: TEST_RECHECK_MS });
+    expect(t.lookup(plain).changedFiles).toBeUndefined();
+    git(plain, "init", "-q", "-b", "main");
+    await writeFile(join(plain, "new.txt"), "new\n");
+    await waitFor(() => changes() === 1, "the recheck to find the new repository", 10_000);
+    expect(t.lookup(plain)).toEqual({ changedFiles: 1, branch: "main" });
+  });
+
+  it("finds a repository made in a folder above it", async () => {
+    const parent = join(dir, "parent");
+    const child = join(parent, "child");
+    await mkdir(child, { recursive: true });
+    const { t, changes } = tracker({ settleMs: NEVER_MS, recheckMs: TEST_RECHECK_MS });
+    expect(t.lookup(child).changedFiles).toBeUndefined();
+    git(parent, "init", "-q", "-b", "trunk");
+    await writeFile(join(child, "a.txt"), "a\n");
+    await waitFor(() => changes() === 1, "the recheck to find the repository above", 10_000);
+    expect(t.lookup(child)).toEqual({ changedFiles: 1, branch: "trunk" });
+  });
+});
+
+describe("mayBeInRepository", () => {
+  it("is false with no .git up the tree, true beside a .git folder or file, and under GIT_DIR", async () => {
+    const none = join(dir, "none", "deeper");
+    await mkdir(none, { recursive: true });
+    expect(await mayBeInRepository(none, {})).toBe(false);
+    expect(await mayBeInRepository(none, { GIT_DIR: "/elsewhere/.git" })).toBe(true);
+    const repo = join(dir, "has-git");
+    await mkdir(join(repo, ".git", "x"), { recursive: true });
+    await mkdir(join(repo, "src", "lib"), { recursive: true });
+    expect(await mayBeInRepository(join(repo, "src", "lib"), {})).toBe(true);
+    // A linked worktree's .git is a file.
+    const worktree = join(dir, "worktree");
+    await mkdir(worktree);
+    await writeFile(join(worktree, ".git"), "gitdir: /somewhere/.git/worktrees/w\n");
+    expect(await mayBeInRepository(worktree, {})).toBe(true);
   });
 });

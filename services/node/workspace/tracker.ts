@@ -1,3 +1,4 @@
+import { lstat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "../../common/log.js";
@@ -145,7 +146,9 @@ export class WorkspaceTracker {
     state.dirty = false;
     let summary = NONE;
     try {
-      if (state.place === undefined) state.place = await findRepository(cwd).catch(notARepository);
+      if (state.place === undefined) {
+        state.place = (await mayBeInRepository(cwd)) ? await findRepository(cwd).catch(notARepository) : null;
+      }
       if (state.place !== null) {
         const status = await readStatus(cwd);
         summary = { changedFiles: status.entries.length, branch: status.branch.head };
@@ -177,4 +180,22 @@ export class WorkspaceTracker {
 function notARepository(err: unknown): null {
   if (err instanceof ConnectError && err.code === Code.FailedPrecondition) return null;
   throw err;
+}
+
+/**
+ * False when no `.git` (folder or file) is in `cwd` or any folder above it, and git is not pointed
+ * elsewhere by GIT_DIR: then `cwd` is in no repository and no git needs to run to say so. A folder in
+ * none is looked at again every WORKSPACE_RECHECK_MS (a `git init` may have made it one); a few lstat
+ * calls cost far less than starting git each time (about 1 % of a core for 100 such folders).
+ */
+export async function mayBeInRepository(cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  if (env.GIT_DIR) return true;
+  for (let folder = cwd; ; folder = dirname(folder)) {
+    const found = await lstat(join(folder, ".git")).then(
+      () => true,
+      () => false,
+    );
+    if (found) return true;
+    if (dirname(folder) === folder) return false;
+  }
 }
