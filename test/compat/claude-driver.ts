@@ -1,4 +1,4 @@
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -19,7 +19,7 @@ import {
   namesFetchUrl,
   recordAndDenyStep,
 } from "./answer-steps.js";
-import type { CliDriver, CliStep, PreparedCli } from "./cli-driver.js";
+import { type CliDriver, type CliStep, type PreparedCli, throwawayCli } from "./cli-driver.js";
 import { promptReadTwice } from "./hub-session-client.js";
 import { CLAUDE_BIN } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
@@ -255,17 +255,7 @@ async function prepareClaude(mockBaseUrl: string, login: "api-key" | "claude-ai"
     "--permission-mode",
     "manual",
   ];
-  return {
-    home,
-    cwd,
-    command,
-    resumeCommand: [...command, "--continue"],
-    backgroundPids: () => [],
-    cleanup: async () => {
-      await rm(home, { recursive: true, force: true });
-      await rm(cwd, { recursive: true, force: true });
-    },
-  };
+  return throwawayCli(home, cwd, command, ["--continue"]);
 }
 
 /** Claude Code logged in with a claude.ai token: a hit plan limit is printed and logged as such. */

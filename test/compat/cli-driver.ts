@@ -1,3 +1,4 @@
+import { rm } from "node:fs/promises";
 import type { Cli, Session } from "../../gen/staragent/v1/session_pb.js";
 import type { TestTmux } from "../support/tmux.js";
 import type { HubSessions } from "./hub-session-client.js";
@@ -16,6 +17,30 @@ export interface PreparedCli {
   backgroundPids(): number[];
   /** Stops what the CLI left running outside tmux, then removes HOME and the working folder. */
   cleanup(): Promise<void>;
+}
+
+/**
+ * A CLI prepared in a throwaway HOME and working folder that leaves nothing running outside tmux:
+ * `resumeArgs` follow the command to resume the folder's most recent conversation; cleanup removes both
+ * folders.
+ */
+export function throwawayCli(
+  home: string,
+  cwd: string,
+  command: readonly string[],
+  resumeArgs: readonly string[],
+): PreparedCli {
+  return {
+    home,
+    cwd,
+    command,
+    resumeCommand: [...command, ...resumeArgs],
+    backgroundPids: () => [],
+    cleanup: async () => {
+      await rm(home, { recursive: true, force: true });
+      await rm(cwd, { recursive: true, force: true });
+    },
+  };
 }
 
 /** One running instance of the CLI: its tmux session and StarAgent name. */

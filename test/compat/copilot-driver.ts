@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cli } from "../../gen/staragent/v1/session_pb.js";
 import type { TestTmux } from "../support/tmux.js";
-import type { CliDriver, PreparedCli } from "./cli-driver.js";
+import { type CliDriver, type PreparedCli, throwawayCli } from "./cli-driver.js";
 import { COMPAT_ROOT, COPILOT_BIN } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
 import { answerDialog, waitForScreen } from "./pane-screen.js";
@@ -96,17 +96,7 @@ export const copilotDriver: CliDriver = {
       ...OFFLINE_SWITCHES,
       COPILOT_BIN,
     ];
-    return {
-      home,
-      cwd,
-      command,
-      resumeCommand: [...command, "--continue"],
-      backgroundPids: () => [],
-      cleanup: async () => {
-        await rm(home, { recursive: true, force: true });
-        await rm(cwd, { recursive: true, force: true });
-      },
-    };
+    return throwawayCli(home, cwd, command, ["--continue"]);
   },
   isReady: (screen) => screen.includes(READY_FOOTER),
   approvalToolCall: (command) => ({

@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cli } from "../../gen/staragent/v1/session_pb.js";
 import type { TestTmux } from "../support/tmux.js";
-import type { CliDriver, PreparedCli } from "./cli-driver.js";
+import { type CliDriver, type PreparedCli, throwawayCli } from "./cli-driver.js";
 import { DROID_BIN } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
 import { answerDialog, waitForScreen } from "./pane-screen.js";
@@ -68,17 +68,7 @@ export const droidDriver: CliDriver = {
       ...OFFLINE_SWITCHES,
       DROID_BIN,
     ];
-    return {
-      home,
-      cwd,
-      command,
-      resumeCommand: [...command, "--resume", "--last"],
-      backgroundPids: () => [],
-      cleanup: async () => {
-        await rm(home, { recursive: true, force: true });
-        await rm(cwd, { recursive: true, force: true });
-      },
-    };
+    return throwawayCli(home, cwd, command, ["--resume", "--last"]);
   },
   // droid draws a reply only once it is whole; `Streaming...` says its first words arrived.
   replyStarted: (screen) => STREAMING_LINE.test(screen),

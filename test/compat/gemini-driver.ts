@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cli } from "../../gen/staragent/v1/session_pb.js";
 import { GeminiModule } from "../../services/node/agents/gemini/gemini-module.js";
-import type { CliDriver, PreparedCli } from "./cli-driver.js";
+import { type CliDriver, type PreparedCli, throwawayCli } from "./cli-driver.js";
 import { GEMINI_BIN } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
 import { waitForScreen } from "./pane-screen.js";
@@ -57,19 +57,9 @@ export const geminiDriver: CliDriver = {
       "GEMINI_API_KEY=compat-mock-key",
       GEMINI_BIN,
     ];
-    return {
-      home,
-      cwd,
-      command,
-      // `--resume latest` takes the session started last (the second instance's): index 1, the
-      // folder's first session, is the first instance's.
-      resumeCommand: [...command, "--resume", "1"],
-      backgroundPids: () => [],
-      cleanup: async () => {
-        await rm(home, { recursive: true, force: true });
-        await rm(cwd, { recursive: true, force: true });
-      },
-    };
+    // `--resume latest` takes the session started last (the second instance's): index 1, the
+    // folder's first session, is the first instance's.
+    return throwawayCli(home, cwd, command, ["--resume", "1"]);
   },
   isReady: (screen) => screen.includes(READY_PLACEHOLDER),
   approvalToolCall: (command) => ({

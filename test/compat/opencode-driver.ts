@@ -1,4 +1,4 @@
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cli } from "../../gen/staragent/v1/session_pb.js";
@@ -11,7 +11,7 @@ import {
   namesFetchUrl,
   recordAndDenyStep,
 } from "./answer-steps.js";
-import type { CliDriver, PreparedCli } from "./cli-driver.js";
+import { type CliDriver, type PreparedCli, throwawayCli } from "./cli-driver.js";
 import { OPENCODE_BIN } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
 import { answerDialog, waitForScreen } from "./pane-screen.js";
@@ -116,17 +116,7 @@ export function opencodeCoreDriver(flavour: OpencodeCoreFlavour): CliDriver {
         ...(flavour.extraSwitches ?? []),
         flavour.bin,
       ];
-      return {
-        home,
-        cwd,
-        command,
-        resumeCommand: [...command, "--continue"],
-        backgroundPids: () => [],
-        cleanup: async () => {
-          await rm(home, { recursive: true, force: true });
-          await rm(cwd, { recursive: true, force: true });
-        },
-      };
+      return throwawayCli(home, cwd, command, ["--continue"]);
     },
     isReady: (screen) => screen.includes(READY_PLACEHOLDER) || screen.includes(READY_SESSION_FOOTER),
     approvalToolCall: bashCall,

@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cli } from "../../gen/staragent/v1/session_pb.js";
-import type { CliDriver, PreparedCli } from "./cli-driver.js";
+import { type CliDriver, type PreparedCli, throwawayCli } from "./cli-driver.js";
 import { PI_BIN, PI_PACKAGE } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
 import { waitForScreen } from "./pane-screen.js";
@@ -81,17 +81,7 @@ export const piDriver: CliDriver = {
       ...OFFLINE_SWITCHES,
       PI_BIN,
     ];
-    return {
-      home,
-      cwd,
-      command,
-      resumeCommand: [...command, "--continue"],
-      backgroundPids: () => [],
-      cleanup: async () => {
-        await rm(home, { recursive: true, force: true });
-        await rm(cwd, { recursive: true, force: true });
-      },
-    };
+    return throwawayCli(home, cwd, command, ["--continue"]);
   },
   isReady: (screen) => READY_FOOTER.test(screen),
   approvalToolCall: (command) => ({

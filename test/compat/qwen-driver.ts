@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cli } from "../../gen/staragent/v1/session_pb.js";
-import type { CliDriver, PreparedCli } from "./cli-driver.js";
+import { type CliDriver, type PreparedCli, throwawayCli } from "./cli-driver.js";
 import { QWEN_BIN } from "./installed-clis.js";
 import type { RecordedRequest } from "./mock-model-server.js";
 import { captureScreen, waitForScreen } from "./pane-screen.js";
@@ -57,17 +57,7 @@ export const qwenDriver: CliDriver = {
       "COMPAT_MOCK_API_KEY=compat",
       QWEN_BIN,
     ];
-    return {
-      home,
-      cwd,
-      command,
-      resumeCommand: [...command, "--continue"],
-      backgroundPids: () => [],
-      cleanup: async () => {
-        await rm(home, { recursive: true, force: true });
-        await rm(cwd, { recursive: true, force: true });
-      },
-    };
+    return throwawayCli(home, cwd, command, ["--continue"]);
   },
   isReady: (screen) => screen.includes(READY_PLACEHOLDER),
   approvalToolCall: (command) => ({

@@ -8,6 +8,11 @@ import { REPO_ROOT } from "../support/servers.js";
 import { waitFor } from "../support/wait.js";
 
 const STAND_INS = join(REPO_ROOT, "test/stand-ins");
+/** The claude stand-in's footer once it takes input. */
+const CLAUDE_READY = "? for shortcuts";
+/** SendChatMessage's answer for a follow-up Claude Code queued behind its running turn. */
+const QUEUED =
+  "claude queued it behind the running turn (its native log shows it queued); it is taken up when that turn ends";
 
 /**
  * A follow-up sent while Codex works is steered into the running turn by Codex (0.17x records it in
@@ -41,12 +46,12 @@ describe("a follow-up typed during a turn: Codex steers it, Claude Code queues i
     await rm(home, { recursive: true, force: true });
   });
 
-  /** Starts `program` in session `id` and waits for its input on screen; the session's resource name. */
-  const startAgent = async (id: string, program: string, ready: string) => {
-    await f.sessions.createSession({ parent: "nodes/local", sessionId: id, cwd: f.dir, command: [program] });
+  /** Starts `command` in session `id` and waits for its input on screen; the session's resource name. */
+  const startAgent = async (id: string, command: readonly string[], ready: string) => {
+    await f.sessions.createSession({ parent: "nodes/local", sessionId: id, cwd: f.dir, command: [...command] });
     await waitFor(
       async () => (await f.tmux.run("capture-pane", "-p", "-t", `=${id}:`)).includes(ready),
-      `the ${program} stand-in's input`,
+      `the ${command.join(" ")} stand-in's input`,
     );
     return `nodes/local/sessions/${id}`;
   };
@@ -62,7 +67,7 @@ describe("a follow-up typed during a turn: Codex steers it, Claude Code queues i
     );
 
   it("confirms a follow-up typed during a turn, saying Codex steered it into that turn", async () => {
-    const name = await startAgent("steered", "codex", "Ask Codex to do anything");
+    const name = await startAgent("steered", ["codex"], "Ask Codex to do anything");
     const first = await f.sessions.sendChatMessage({ name, text: "work long on this" });
     expect(first).toMatchObject({ confirmed: true, confirmationDetail: "codex native log shows the new user turn" });
     await working(name);
@@ -77,15 +82,14 @@ describe("a follow-up typed during a turn: Codex steers it, Claude Code queues i
   });
 
   it("confirms a follow-up typed during a Claude Code turn as queued behind it, which runs once the turn ends", async () => {
-    const name = await startAgent("queued", "claude", "? for shortcuts");
+    const name = await startAgent("queued", ["claude"], CLAUDE_READY);
     // A long turn: the stand-in, as Claude Code 2.1.332 does, queues the follow-up and logs it queued.
     await f.sessions.sendChatMessage({ name, text: "long work" });
     await working(name);
     const followUp = await f.sessions.sendChatMessage({ name, text: "and then the docs" });
     expect(followUp).toMatchObject({
       confirmed: true,
-      confirmationDetail:
-        "claude queued it behind the running turn (its native log shows it queued); it is taken up when that turn ends",
+      confirmationDetail: QUEUED,
     });
     // Interrupted, the turn ends and the queued follow-up runs as the next turn.
     await f.tmux.run("send-keys", "-t", "=queued:", "Escape");
@@ -97,17 +101,7 @@ describe("a follow-up typed during a turn: Codex steers it, Claude Code queues i
     // Claude Code buffers its transcript writes: the prompt of the turn now running can reach the log
     // after a follow-up is typed. The stand-in writes its lines 1.5 s late here.
     const id = "logged-late";
-    await f.sessions.createSession({
-      parent: "nodes/local",
-      sessionId: id,
-      cwd: f.dir,
-      command: ["env", "STANDIN_LOG_LAG_MS=1500", "claude"],
-    });
-    await waitFor(
-      async () => (await f.tmux.run("capture-pane", "-p", "-t", `=${id}:`)).includes("? for shortcuts"),
-      "the claude stand-in's input",
-    );
-    const name = `nodes/local/sessions/${id}`;
+    const name = await startAgent(id, ["env", "STANDIN_LOG_LAG_MS=1500", "claude"], CLAUDE_READY);
     // The turn starts from the keyboard; the follow-up is sent while its prompt is not in the log yet.
     await f.tmux.run("send-keys", "-t", `=${id}:`, "-l", "long work from the keyboard");
     await f.tmux.run("send-keys", "-t", `=${id}:`, "Enter");
@@ -115,8 +109,7 @@ describe("a follow-up typed during a turn: Codex steers it, Claude Code queues i
     const followUp = await f.sessions.sendChatMessage({ name, text: "and the changelog" });
     expect(followUp).toMatchObject({
       confirmed: true,
-      confirmationDetail:
-        "claude queued it behind the running turn (its native log shows it queued); it is taken up when that turn ends",
+      confirmationDetail: QUEUED,
     });
     await f.tmux.run("send-keys", "-t", `=${id}:`, "Escape");
     await inChat(name, "and the changelog");
@@ -125,17 +118,7 @@ describe("a follow-up typed during a turn: Codex steers it, Claude Code queues i
 
   it("says a follow-up was typed while the agent worked when the CLI holds it without logging it (Claude Code 2.0)", async () => {
     const id = "held";
-    await f.sessions.createSession({
-      parent: "nodes/local",
-      sessionId: id,
-      cwd: f.dir,
-      command: ["env", "STANDIN_VERSION=2.0.76", "claude"],
-    });
-    await waitFor(
-      async () => (await f.tmux.run("capture-pane", "-p", "-t", `=${id}:`)).includes("? for shortcuts"),
-      "the claude stand-in's input",
-    );
-    const name = `nodes/local/sessions/${id}`;
+    const name = await startAgent(id, ["env", "STANDIN_VERSION=2.0.76", "claude"], CLAUDE_READY);
     await f.sessions.sendChatMessage({ name, text: "long work" });
     await working(name);
     const followUp = await f.sessions.sendChatMessage({ name, text: "and then the docs" });

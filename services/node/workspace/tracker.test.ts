@@ -64,27 +64,18 @@ describe("WorkspaceTracker's recheck of folders no watch covers", () => {
 });
 
 describe("WorkspaceTracker's folders in no repository", () => {
-  it("finds a folder that became a repository (git init in it) by its recheck", async () => {
-    const plain = join(dir, "plain");
-    await mkdir(plain);
+  it.each([
+    ["in the folder itself", "itself", "."],
+    ["in a folder above it", "above/child", ".."],
+  ])("finds a repository made %s (git init) by its recheck", async (_where, folder, initAt) => {
+    const cwd = join(dir, "made-later", folder);
+    await mkdir(cwd, { recursive: true });
     const { t, changes } = tracker({ settleMs: NEVER_MS, recheckMs: TEST_RECHECK_MS });
-    expect(t.lookup(plain).changedFiles).toBeUndefined();
-    git(plain, "init", "-q", "-b", "main");
-    await writeFile(join(plain, "new.txt"), "new\n");
+    expect(t.lookup(cwd).changedFiles).toBeUndefined();
+    git(join(cwd, initAt), "init", "-q", "-b", "trunk");
+    await writeFile(join(cwd, "new.txt"), "new\n");
     await waitFor(() => changes() === 1, "the recheck to find the new repository", 10_000);
-    expect(t.lookup(plain)).toEqual({ changedFiles: 1, branch: "main" });
-  });
-
-  it("finds a repository made in a folder above it", async () => {
-    const parent = join(dir, "parent");
-    const child = join(parent, "child");
-    await mkdir(child, { recursive: true });
-    const { t, changes } = tracker({ settleMs: NEVER_MS, recheckMs: TEST_RECHECK_MS });
-    expect(t.lookup(child).changedFiles).toBeUndefined();
-    git(parent, "init", "-q", "-b", "trunk");
-    await writeFile(join(child, "a.txt"), "a\n");
-    await waitFor(() => changes() === 1, "the recheck to find the repository above", 10_000);
-    expect(t.lookup(child)).toEqual({ changedFiles: 1, branch: "trunk" });
+    expect(t.lookup(cwd)).toEqual({ changedFiles: 1, branch: "trunk" });
   });
 });
 
