@@ -4,8 +4,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 export interface InputSequencerOptions {
   /**
    * Types bytes into the terminal; called strictly in sequence order, once per sequence number. It
-   * returns a promise when the bytes wait to be typed (behind the session's input lock, while a chat
-   * message or a prompt's answer is being typed); the calls are then acknowledged once it settles.
+   * returns a promise when the typing takes time (the bytes wait behind the session's input lock while
+   * a chat message or a prompt's answer is typed, or for room in the terminal); the calls are then
+   * acknowledged once it settles.
    */
   readonly write: (data: Uint8Array) => Promise<void> | undefined;
   /** How long an input ahead of a gap waits for the missing ones. */

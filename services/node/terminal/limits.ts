@@ -54,5 +54,8 @@ export const MAX_PENDING_INPUTS = 32;
  */
 export const SIZE_POLL_INTERVAL_MS = 1_000;
 
-/** How long a closing attachment waits for its tmux client to exit after SIGHUP before SIGKILL. */
+/**
+ * How long a closing attachment waits for its tmux client to leave through `detach-client` before
+ * hanging it up (SIGHUP), and again before SIGKILL.
+ */
 export const PTY_EXIT_WAIT_MS = 2_000;

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import * as pty from "node-pty";
@@ -18,7 +19,13 @@ import {
   OUTPUT_LOW_WATERMARK_BYTES,
   PTY_EXIT_WAIT_MS,
 } from "./limits.js";
+import { PtyWriter } from "./pty-writer.js";
 import { type CellSize, hasSession } from "./terminal-tmux.js";
+
+/** The Escape byte; tmux waits its `escape-time` after a lone one before taking it as the key. */
+const ESCAPE = 0x1b;
+/** Time allowed beyond `escape-time` for tmux's timer to fire. */
+const ESCAPE_MARGIN_MS = 50;
 
 /** The terminal type the attached tmux client is told it runs in: what xterm.js emulates. */
 const TERMINAL_NAME = "xterm-256color";
@@ -72,6 +79,12 @@ export class PtyAttachment {
   readonly closed: Promise<void>;
 
   private readonly term: pty.IPty;
+  /** Writes the viewer's keystrokes and tells when they are in the client's terminal. */
+  private readonly writer: PtyWriter;
+  /** The tmux client's terminal (its `client_tty`), by which the tmux server detaches it. */
+  private readonly clientTty: string;
+  /** Set once `close` began: no keystroke is typed after it, so none can be taken and then lost. */
+  private closing = false;
   private readonly flow: OutputFlowControl;
   private readonly pendingOutput: Buffer[] = [];
   /**
@@ -112,6 +125,11 @@ export class PtyAttachment {
       ]),
       { name: TERMINAL_NAME, cols: options.initial.cols, rows: options.initial.rows, env, encoding: null },
     );
+    // node-pty's Unix terminal has these, outside its IPty interface: the master's descriptor and the
+    // client side's path.
+    const unix = this.term as pty.IPty & { readonly fd: number; readonly ptsName: string };
+    this.writer = new PtyWriter(unix.fd);
+    this.clientTty = unix.ptsName;
     this.flow = new OutputFlowControl({
       highWatermark: OUTPUT_HIGH_WATERMARK_BYTES,
       lowWatermark: OUTPUT_LOW_WATERMARK_BYTES,
@@ -134,6 +152,9 @@ export class PtyAttachment {
     this.closed = new Promise<void>((resolve) => {
       const onExit = this.term.onExit(() => {
         this.exitedNow = true;
+        this.writer.stop(
+          new ConnectError(`attachment ${this.id} has ended before its input could be typed`, Code.NotFound),
+        );
         this.listeners.dispose();
         void this.finish().then(resolve, resolve);
       });
@@ -141,20 +162,24 @@ export class PtyAttachment {
     });
   }
 
-  /** Types a viewer's keystroke into the pty under the session's input lock (at once when it is free). */
-  private write(bytes: Buffer): Promise<void> | undefined {
+  /**
+   * Types a viewer's keystroke into the pty under the session's input lock (at once when it is free);
+   * settles once the bytes are in the tmux client's terminal, where the tmux server reads them.
+   */
+  private write(bytes: Buffer): Promise<void> {
     const type = () => {
-      if (this.exitedNow) {
+      if (this.exitedNow || this.closing) {
         throw new ConnectError(`attachment ${this.id} has ended before its input could be typed`, Code.NotFound);
       }
-      this.term.write(bytes);
+      return this.writer.write(bytes);
     };
     const lock = this.options.inputLock;
-    if (!lock) {
-      type();
-      return undefined;
-    }
-    return lock.runWhenFree(this.session, type);
+    if (!lock) return type();
+    let written: Promise<void> | undefined;
+    const waited = lock.runWhenFree(this.session, () => {
+      written = type();
+    });
+    return waited ? waited.then(() => written) : (written as unknown as Promise<void>);
   }
 
   /** The tmux client's process id (as `list-clients` shows it). */
@@ -231,25 +256,54 @@ export class PtyAttachment {
   }
 
   /**
-   * Ends the attachment: hangs up the tmux client (SIGHUP, then SIGKILL if it lingers) and resolves
-   * once it has exited. `reason` is what the viewer is told.
+   * Ends the attachment and resolves once its tmux client has exited. Keystrokes already acknowledged
+   * are not lost: the tmux server first reads what was typed, then detaches the client (SIGHUP, then
+   * SIGKILL, only if it lingers). `reason` is what the viewer is told.
    */
   async close(reason: string, cause: ExitCause = ExitCause.DETACHED): Promise<void> {
     if (this.closeReason === undefined) this.closeCause = cause;
     this.closeReason ??= reason;
     this.input.close(new ConnectError(`attachment ${this.id} has ended (${this.closeReason})`, Code.NotFound));
-    if (!this.exitedNow) {
-      // A paused pty would not notice its child's exit; reading again lets node-pty see it.
-      this.term.resume();
-      this.term.kill("SIGHUP");
-      const timer = setTimeout(() => {
-        if (!this.exitedNow) this.term.kill("SIGKILL");
-      }, PTY_EXIT_WAIT_MS);
+    if (this.exitedNow || this.closing) {
       await this.closed;
-      clearTimeout(timer);
-    } else {
-      await this.closed;
+      return;
     }
+    this.closing = true;
+    // A paused pty would not notice its child's exit; reading again lets node-pty see it.
+    this.term.resume();
+    const hangUp = setTimeout(() => {
+      if (!this.exitedNow) this.term.kill("SIGHUP");
+    }, PTY_EXIT_WAIT_MS);
+    const kill = setTimeout(() => {
+      if (!this.exitedNow) this.term.kill("SIGKILL");
+    }, 2 * PTY_EXIT_WAIT_MS);
+    await this.detach().catch((err: unknown) => {
+      this.options.log.debug("detach through tmux failed; hanging up the client", { attachment: this.id, error: err });
+      if (!this.exitedNow) this.term.kill("SIGHUP");
+    });
+    await this.closed;
+    clearTimeout(hangUp);
+    clearTimeout(kill);
+  }
+
+  /**
+   * Has the tmux server detach this client once it has read every keystroke typed. The server reads
+   * a client's terminal whenever it is readable and queues the keys before it runs a command that came
+   * in later, so `detach-client` run after the bytes are in the terminal comes after them. A hang-up
+   * instead would end the client at once and drop what the server had not read yet. A lone Escape at
+   * the end is held by tmux for its `escape-time` (to tell it from a key sequence's start): the detach
+   * waits for that too.
+   */
+  private async detach(): Promise<void> {
+    await Promise.race([this.writer.drained(), delay(PTY_EXIT_WAIT_MS / 2, undefined, { ref: false })]);
+    const last = this.writer.last;
+    if (last.byte === ESCAPE) {
+      const held = Number((await this.options.tmux.query(["show-options", "-sv", "escape-time"])).trim());
+      const left = last.at + (Number.isFinite(held) ? held : 0) - Date.now();
+      if (left > 0) await delay(Math.min(left + ESCAPE_MARGIN_MS, PTY_EXIT_WAIT_MS / 2));
+    }
+    if (this.exitedNow) return;
+    await this.options.tmux.run(["detach-client", "-t", this.clientTty]);
   }
 
   /** One output event of the bytes read first, at most `limit` (and MAX_OUTPUT_CHUNK_BYTES) of them. */
