@@ -12,6 +12,7 @@ import type { JsonFile } from "../common/json-file.js";
 import type { SessionObservation } from "./status/observation.js";
 import type { GoneEntry, GoneFile } from "./store/gone-file.js";
 import type { TmuxClient } from "./tmux/client.js";
+import { capturePanes } from "./tmux/pane-captures.js";
 import type { PaneInfo } from "./tmux/panes.js";
 
 /** Lines of a gone session's screen kept in `Session.ended.last_lines`. */
@@ -70,26 +71,32 @@ export class GoneSessions {
     const now = Date.now();
     const ids = new Set(live.map((l) => l.pane.paneId));
     for (const id of this.screens.keys()) if (!ids.has(id)) this.screens.delete(id);
-    await Promise.all(
-      live.map(async ({ pane, observation: o }) => {
-        const known = this.screens.get(pane.paneId);
-        const turn = `${o.status}\0${o.completionId}\0${o.lastUserTurn ?? ""}`;
-        const printed = known && known.activity !== pane.windowActivity && now - known.at >= LAST_LINES_EVERY_MS;
-        if (pane.paneDead || (known && known.turn === turn && !printed)) return;
-        const text = await this.tmux.query(["capture-pane", "-p", "-J", "-t", pane.paneId]).catch(() => undefined);
-        if (text === undefined) return;
-        const lines = text
-          .split("\n")
-          .map((l) => l.trimEnd())
-          .filter((l) => l.trim() !== "");
-        this.screens.set(pane.paneId, {
-          turn,
-          activity: pane.windowActivity,
-          at: now,
-          lines: lines.slice(-GONE_LAST_LINES),
-        });
-      }),
-    );
+    const due = live.flatMap(({ pane, observation: o }) => {
+      const known = this.screens.get(pane.paneId);
+      const turn = `${o.status}\0${o.completionId}\0${o.lastUserTurn ?? ""}`;
+      const printed = known && known.activity !== pane.windowActivity && now - known.at >= LAST_LINES_EVERY_MS;
+      return pane.paneDead || (known && known.turn === turn && !printed) ? [] : [{ pane, turn }];
+    });
+    if (due.length === 0) return;
+    // One tmux invocation for every screen due in this look, not one each (capturePanes says why).
+    const texts = await capturePanes(
+      this.tmux,
+      due.map(({ pane }) => ({ paneId: pane.paneId, flags: ["-J"] })),
+    ).catch(() => []);
+    due.forEach(({ pane, turn }, i) => {
+      const text = texts[i];
+      if (text === undefined) return;
+      const lines = text
+        .split("\n")
+        .map((l) => l.trimEnd())
+        .filter((l) => l.trim() !== "");
+      this.screens.set(pane.paneId, {
+        turn,
+        activity: pane.windowActivity,
+        at: now,
+        lines: lines.slice(-GONE_LAST_LINES),
+      });
+    });
   }
 
   /**

@@ -46,6 +46,16 @@ export interface TmuxClientOptions {
  */
 export const NEXT_COMMAND: unique symbol = Symbol("tmux command separator");
 
+/** What one tmux invocation printed, and how it exited. */
+export interface TmuxResult {
+  readonly stdout: string;
+  /** tmux's own words, trimmed. */
+  readonly stderr: string;
+  /** The exit code; null when a signal ended it. */
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
 /** One argument of a tmux invocation: a literal string, or the separator between two commands. */
 export type TmuxArgument = string | typeof NEXT_COMMAND;
 
@@ -95,9 +105,21 @@ export class TmuxClient {
   }
 
   /** Runs `tmux [socket] ...args` and returns its stdout; throws TmuxError on a non-zero exit. */
-  run(args: readonly TmuxArgument[], options: TmuxRunOptions = {}): Promise<string> {
-    const { input, cwd } = options;
+  async run(args: readonly TmuxArgument[], options: TmuxRunOptions = {}): Promise<string> {
+    const result = await this.exec(args, options);
+    if (result.code === 0) return result.stdout;
     const command = args.find((a): a is string => typeof a === "string") ?? "";
+    const why = result.stderr || (result.signal ? `killed by ${result.signal}` : `exit ${result.code}`);
+    throw new TmuxError(`tmux ${command} failed: ${why}`, result.stderr, result.code);
+  }
+
+  /**
+   * Runs `tmux [socket] ...args` and returns what it printed and how it exited, failed or not: in an
+   * invocation of several commands, tmux stops at the first that fails, and the output of those before
+   * it is still wanted (`capturePanes`). Throws TmuxError only when tmux cannot be started.
+   */
+  exec(args: readonly TmuxArgument[], options: TmuxRunOptions = {}): Promise<TmuxResult> {
+    const { input, cwd } = options;
     return new Promise((resolve, reject) => {
       const child = spawn(this.tmuxPath, this.argv(args), {
         // tmux prefers $PWD over getcwd() when both name the same directory: the path as given.
@@ -121,16 +143,12 @@ export class TmuxClient {
         reject(new TmuxError(`${what}: ${e.message}`, e.message, null));
       });
       child.on("close", (code, signal) => {
-        const stderr = Buffer.concat(err).toString("utf8").trim();
-        if (code === 0) resolve(Buffer.concat(out).toString("utf8"));
-        else
-          reject(
-            new TmuxError(
-              `tmux ${command} failed: ${stderr || (signal ? `killed by ${signal}` : `exit ${code}`)}`,
-              stderr,
-              code,
-            ),
-          );
+        resolve({
+          stdout: Buffer.concat(out).toString("utf8"),
+          stderr: Buffer.concat(err).toString("utf8").trim(),
+          code,
+          signal,
+        });
       });
       if (input !== undefined && child.stdin) {
         child.stdin.on("error", () => {});
