@@ -5,10 +5,16 @@
  */
 export const MODEL_MAX_AGE_MS = 4_000;
 
+/**
+ * How much a read covers: `full` reads tmux and the native state; `logs` only the native state, over
+ * the panes of the last full read (the watch loop's look woken by log writes alone, watch-loop.ts).
+ */
+export type ReadKind = "full" | "logs";
+
 /** What ModelReads needs from its machine. */
 export interface ModelReadsOptions<M> {
   /** Reads tmux and the native state once (the expensive part: 100 ms to 1.3 s at 300 sessions). */
-  readonly read: () => Promise<M>;
+  readonly read: (kind: ReadKind) => Promise<M>;
   /** True while the machine's watch loop runs, so that its model stays fresh by itself. */
   readonly live: () => boolean;
   /** Overrides MODEL_MAX_AGE_MS (tests). */
@@ -22,6 +28,7 @@ interface ModelRead<M> {
   readonly promise: Promise<M>;
   /** The change count when the read began: it sees every change made through the API before that. */
   readonly generation: number;
+  readonly kind: ReadKind;
 }
 
 /**
@@ -33,8 +40,9 @@ interface ModelRead<M> {
  *   read. A change made through the API (`changed()`) makes the model stale at once, so a read after
  *   CreateSession or StopSession always sees it.
  * - `refresh()` (the watch loop, and reads that need tmux now): concurrent callers share one read; a
- *   read that began before the latest API change is not reused, but waited for and followed by one
- *   more, so reads never overlap (the later read always publishes last).
+ *   read that began before the latest API change, or a `logs` read where tmux is wanted, is not
+ *   reused, but waited for and followed by one more, so reads never overlap (the later read always
+ *   publishes last).
  */
 export class ModelReads<M> {
   private readonly maxAgeMs: number;
@@ -69,27 +77,32 @@ export class ModelReads<M> {
     return this.refresh();
   }
 
-  /** A read that covers every change made so far; concurrent callers share it. */
-  refresh(): Promise<M> {
-    if (this.running && this.running.generation === this.generation) return this.running.promise;
+  /**
+   * A read that covers every change made so far; concurrent callers share it. `logs` (the watch loop
+   * only) may be answered by a full read; a full one never by a `logs` read.
+   */
+  refresh(kind: ReadKind = "full"): Promise<M> {
+    const running = this.running;
+    if (running && running.generation === this.generation && (running.kind === "full" || kind === "logs")) {
+      return running.promise;
+    }
     if (this.pending) return this.pending;
-    if (!this.running) return this.start();
-    const before = this.running.promise;
-    const pending = before
+    if (!running) return this.start(kind);
+    const pending = running.promise
       .catch(() => undefined)
       .then(() => {
         this.pending = undefined;
-        return this.start();
+        return this.start("full");
       });
     this.pending = pending;
     return pending;
   }
 
-  private start(): Promise<M> {
+  private start(kind: ReadKind): Promise<M> {
     const generation = this.generation;
     const startedAt = this.now();
     const promise: Promise<M> = this.options
-      .read()
+      .read(kind)
       .then((value) => {
         if (!this.latest || this.latest.startedAt <= startedAt) this.latest = { value, generation, startedAt };
         return value;
@@ -97,7 +110,7 @@ export class ModelReads<M> {
       .finally(() => {
         if (this.running?.promise === promise) this.running = undefined;
       });
-    this.running = { promise, generation };
+    this.running = { promise, generation, kind };
     return promise;
   }
 }

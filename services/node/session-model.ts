@@ -16,7 +16,7 @@ import {
 } from "../../gen/staragent/v1/session_pb.js";
 import { SYSTEM_SESSION_NAMES, sessionNameProblem, sessionResourceName } from "../common/resource-names.js";
 import type { GoneSessions, LastSeen } from "./gone-sessions.js";
-import { ModelReads } from "./model-reads.js";
+import { ModelReads, type ReadKind } from "./model-reads.js";
 import type { SessionInspector, SessionObservation } from "./status/observation.js";
 import type { SessionMarks } from "./store/session-marks.js";
 import type { TmuxClient } from "./tmux/client.js";
@@ -103,7 +103,7 @@ export class SessionModel {
 
   constructor(private readonly options: SessionModelOptions) {
     this.deadPanes = new DeadPanes((paneId) => nudgeReaper(options.tmux, paneId));
-    this.reads = new ModelReads({ read: () => this.read(), live: options.live });
+    this.reads = new ModelReads({ read: (kind) => this.read(kind), live: options.live });
   }
 
   /** The newest panes read, by session. */
@@ -136,9 +136,11 @@ export class SessionModel {
   /**
    * Reads tmux and the native state now (the watch loop, and whoever must see tmux as it is this
    * moment); concurrent callers share one read, and a read never misses a change made before it.
+   * `logs` (the watch loop's look woken by log writes alone) reads the native state over the panes of
+   * the last full read, and leaves the screens' last lines to the next full read.
    */
-  refresh(): Promise<SessionMap> {
-    return this.reads.refresh();
+  refresh(kind: ReadKind = "full"): Promise<SessionMap> {
+    return this.reads.refresh(kind);
   }
 
   /** A change made through the API: later reads must see it. */
@@ -146,8 +148,9 @@ export class SessionModel {
     this.reads.changed();
   }
 
-  private async read(): Promise<SessionMap> {
-    const panes = activePanes(await listPanes(this.options.tmux));
+  private async read(kind: ReadKind): Promise<SessionMap> {
+    const full = kind === "full" || this.panes.size === 0;
+    const panes = full ? activePanes(await listPanes(this.options.tmux)) : new Map(this.panes);
     await this.endings(panes);
     const [adopted, seen] = await Promise.all([this.options.marks.adopted(), this.options.marks.seen()]);
     const observations = await this.options.inspector.inspect(panes, seen);
@@ -158,7 +161,7 @@ export class SessionModel {
         const observation = observations.get(pane.sessionName);
         return observation?.chatLogPath ? [{ pane, observation }] : [];
       });
-      await gone.noteLive(agents);
+      if (full) await gone.noteLive(agents);
     }
     const model: SessionMap = new Map();
     const now = new Date();

@@ -1,11 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createLogger } from "../../common/log.js";
-import { WATCH_HEARTBEAT_MS, WATCH_IDLE_INTERVAL_MS, WATCH_INTERVAL_MS, WatchLoop } from "./watch-loop.js";
+import {
+  type LookKind,
+  WATCH_HEARTBEAT_MS,
+  WATCH_IDLE_INTERVAL_MS,
+  WATCH_INTERVAL_MS,
+  WatchLoop,
+} from "./watch-loop.js";
 
 /** A loop over counters instead of tmux: how often it read, what it was told to send. */
 function loopUnderTest() {
   const state = {
     reads: 0,
+    /** Each read's kind, in order. */
+    kinds: [] as LookKind[],
     heartbeats: 0,
     watched: true,
     paneChanged: false,
@@ -27,8 +35,9 @@ function loopUnderTest() {
       },
     },
     probe: { mark: async () => undefined, changed: async () => state.paneChanged },
-    read: async () => {
+    read: async (kind) => {
       state.reads++;
+      state.kinds.push(kind);
     },
     model: () => undefined,
     hasPanes: () => true,
@@ -95,6 +104,41 @@ describe("the watch loop's schedule", () => {
     expect(state.reads).toBe(4);
     await vi.advanceTimersByTimeAsync(WATCH_INTERVAL_MS);
     expect(state.reads).toBe(4);
+    await loop.close();
+  });
+
+  it("asks tmux on its own schedule, on an API change and on a pane change; a log write alone reads the logs", async () => {
+    const { loop, state } = loopUnderTest();
+    loop.start();
+    await vi.advanceTimersByTimeAsync(0);
+    // Log writes between two scheduled looks: the logs only, however many.
+    for (let i = 0; i < 3; i++) {
+      state.wake();
+      await vi.advanceTimersByTimeAsync(100);
+    }
+    expect(state.kinds).toEqual(["full", "logs", "logs", "logs"]);
+    // A change made through the API, and a pane the probe saw created: tmux is read.
+    loop.wake();
+    await vi.advanceTimersByTimeAsync(50);
+    state.paneChanged = true;
+    state.wake();
+    await vi.advanceTimersByTimeAsync(50);
+    state.paneChanged = false;
+    expect(state.kinds.slice(4)).toEqual(["full", "full"]);
+    // The scheduled look stays due an interval after the last full one, log writes or not.
+    state.wake();
+    await vi.advanceTimersByTimeAsync(WATCH_IDLE_INTERVAL_MS - 100);
+    expect(state.kinds.slice(6)).toEqual(["logs"]);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(state.kinds.slice(6)).toEqual(["logs", "full"]);
+    // Past the interval since the last full look, a log write's look is a full one.
+    state.fast = true;
+    await vi.advanceTimersByTimeAsync(WATCH_INTERVAL_MS);
+    state.wake();
+    await vi.advanceTimersByTimeAsync(60);
+    state.wake();
+    await vi.advanceTimersByTimeAsync(60);
+    expect(state.kinds.slice(8)).toEqual(["full", "logs"]);
     await loop.close();
   });
 

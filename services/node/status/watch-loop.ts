@@ -18,6 +18,7 @@ export const WATCH_INTERVAL_MS = 250;
  * every WATCH_INTERVAL_MS, so this bounds only how late other tmux-only changes are seen (a shell
  * command starting or ending, a rename, a title). Each look spawns one `tmux list-panes` (about 15 ms
  * of CPU over node, the tmux client and the server with 100 panes): most of an idle machine's cost.
+ * A look woken by native log writes alone asks tmux only on this schedule (see `LookKind`).
  */
 export const WATCH_IDLE_INTERVAL_MS = 2_000;
 /**
@@ -28,14 +29,24 @@ const WATCH_MIN_GAP_MS = 50;
 /** How long a quiet watch stream waits before sending a heartbeat, so proxies keep it open. */
 export const WATCH_HEARTBEAT_MS = 15_000;
 
+/**
+ * What one look reads. `full`: tmux (`list-panes`) and the native state. `logs`: the native state over
+ * the panes of the last full look, for a look woken only by native log writes while that list is
+ * younger than the loop's own interval and the `/proc` probe saw no pane created or ended. A CLI
+ * writing its log many times a second, or a hundred sessions finishing turns at once, then costs
+ * reads of those logs, not a `tmux` process per look: spawning one from a Node process of this size
+ * takes milliseconds of its one thread.
+ */
+export type LookKind = "full" | "logs";
+
 /** What the watch loop drives. */
 export interface WatchLoopOptions {
   /** Where native state changes come from, and whether a session needs the fast interval. */
   readonly inspector: Pick<SessionInspector, "watchChanges" | "needsFastPoll">;
   /** The `/proc` probe that notices panes created or ended between idle looks. */
   readonly probe: Pick<TmuxServerProbe, "mark" | "changed">;
-  /** Reads the model (tmux and native state) once; the read publishes it to the watchers. */
-  readonly read: () => Promise<unknown>;
+  /** Reads the model once (`LookKind` says how much); the read publishes it to the watchers. */
+  readonly read: (kind: LookKind) => Promise<unknown>;
   /** The newest model published (by the loop or by any other read). */
   readonly model: () => ReadonlyMap<string, Session> | undefined;
   /** True while the newest read found panes (the probe then has a server to mark). */
@@ -59,6 +70,8 @@ export class WatchLoop {
   private active = false;
   private readonly stop = new AbortController();
   private readonly woken = new WakeSignal();
+  /** True while a wake that was not a native log write (an API change) waits to be taken. */
+  private wokenBesidesLogs = false;
 
   constructor(private readonly options: WatchLoopOptions) {}
 
@@ -74,8 +87,14 @@ export class WatchLoop {
     this.running = this.run();
   }
 
-  /** Makes the loop look again now (a change this process made, or a native state file written). */
+  /** Makes the loop look again now, at tmux too (a change made through the API). */
   wake(): void {
+    this.wokenBesidesLogs = true;
+    this.woken.wake();
+  }
+
+  /** Makes the loop look again now at the native logs (one was written). */
+  private wakeForLogs(): void {
     this.woken.wake();
   }
 
@@ -89,16 +108,25 @@ export class WatchLoop {
     const { inspector, probe, log } = this.options;
     const stop = this.stop.signal;
     let quietSince = Date.now();
+    let lastFullLook = Number.NEGATIVE_INFINITY;
     // Native state changes wake the loop at once while it runs; nothing is watched once it stops.
-    const unwatch = inspector.watchChanges?.(() => this.wake());
+    const unwatch = inspector.watchChanges?.(() => this.wakeForLogs());
     try {
       while (!stop.aborted && this.options.watched()) {
         const startedAt = Date.now();
-        this.woken.take();
+        const interval = (inspector.needsFastPoll ?? true) ? WATCH_INTERVAL_MS : WATCH_IDLE_INTERVAL_MS;
+        const woken = this.woken.take();
+        const besidesLogs = this.wokenBesidesLogs;
+        this.wokenBesidesLogs = false;
         const before = this.options.model();
         try {
-          await probe.mark(this.options.hasPanes());
-          await this.options.read();
+          const logsOnly = woken && !besidesLogs && startedAt - lastFullLook < interval && !(await probe.changed());
+          if (logsOnly) await this.options.read("logs");
+          else {
+            lastFullLook = startedAt;
+            await probe.mark(this.options.hasPanes());
+            await this.options.read("full");
+          }
         } catch (err) {
           log.warn("watch loop could not read tmux", { error: err instanceof Error ? err.message : String(err) });
         }
@@ -109,7 +137,8 @@ export class WatchLoop {
           quietSince = Date.now();
         }
         const fast = inspector.needsFastPoll ?? true;
-        const nextLook = startedAt + (fast ? WATCH_INTERVAL_MS : WATCH_IDLE_INTERVAL_MS);
+        // The next full look is due an interval after the last one, whatever looked in between.
+        const nextLook = lastFullLook + (fast ? WATCH_INTERVAL_MS : WATCH_IDLE_INTERVAL_MS);
         // Until the next look: a wake (file written, API change) looks at once; between idle looks a
         // `/proc` read every WATCH_INTERVAL_MS notices panes created or ended.
         while (!this.woken.pending && !stop.aborted) {
