@@ -83,9 +83,7 @@ export class PaneProcesses {
       panes.map(async (pane) => {
         const cached = this.entries.get(pane.paneId);
         if (cached && cached.panePid === pane.panePid && cached.command === pane.paneCurrentCommand) {
-          const valid = cached.found
-            ? await stillRunning(cached.found.process)
-            : now - cached.checkedAt < PROCESS_RESCAN_MS;
+          const valid = cached.found ? stillRunning(cached.found.process) : now - cached.checkedAt < PROCESS_RESCAN_MS;
           if (valid) {
             result.set(pane.paneId, cached);
             return;
