@@ -4,6 +4,7 @@ import { parseRecord } from "../log-follower.js";
 import { objectField, stringField } from "../record-fields.js";
 import type { UsageReading } from "../usage/usage.js";
 import { databaseState, OpencodeConnections } from "./db-connections.js";
+import { prepared } from "./statements.js";
 import { queryUsage } from "./usage.js";
 
 /** Messages looked at, newest first, to find the newest turn's user and assistant messages. */
@@ -60,13 +61,20 @@ export const NO_OPENCODE_SESSION: OpencodeTurnState = {
 export class OpencodeDb {
   private readonly connections = new OpencodeConnections();
   private readonly cache = new Map<string, { stamp: string; value: unknown }>();
+  /** Per database, its state being read: the sessions of one look that share a database share it. */
+  private readonly states = new Map<string, ReturnType<typeof databaseState>>();
 
-  /**
-   * The root sessions of `directory` updated at or after `sinceMs`, each with its newest prompt (for
-   * telling apart two opencode TUIs in one folder); undefined when there is no database.
-   */
+  /** The root sessions of `directory` updated at or after `sinceMs`; undefined when there is no database. */
   async sessionsSince(path: string, directory: string, sinceMs: number): Promise<OpencodeSession[] | undefined> {
     return this.cached(path, `sessions\0${directory}\0${sinceMs}`, (db) => querySessions(db, directory, sinceMs));
+  }
+
+  /**
+   * The text of session `sessionId`'s newest user message ("" when none), for telling apart two
+   * opencode TUIs in one folder: asked only while instances share a folder.
+   */
+  async newestPrompt(path: string, sessionId: string): Promise<string | undefined> {
+    return this.cached(path, `prompt\0${sessionId}`, (db) => newestPrompt(db, sessionId));
   }
 
   /** The turn state of session `sessionId`; undefined when there is no database. */
@@ -82,7 +90,7 @@ export class OpencodeDb {
 
   /** Runs `query` unless the database and its WAL are unchanged since it last ran for `key`. */
   private async cached<T>(path: string, key: string, query: (db: Database.Database) => T): Promise<T | undefined> {
-    const state = await databaseState(path);
+    const state = await this.state(path);
     if (!state) {
       this.connections.forget(path);
       return undefined;
@@ -109,6 +117,16 @@ export class OpencodeDb {
     return value;
   }
 
+  /** The database's state, read once for every caller while a read of it is in flight. */
+  private state(path: string): ReturnType<typeof databaseState> {
+    let state = this.states.get(path);
+    if (!state) {
+      state = databaseState(path).finally(() => this.states.delete(path));
+      this.states.set(path, state);
+    }
+    return state;
+  }
+
   /** Closes every connection. */
   close(): void {
     this.connections.close();
@@ -124,28 +142,28 @@ interface MessageRow {
 export interface OpencodeSession {
   readonly id: string;
   readonly updatedMs: number;
-  /** The text of its newest user message ("" when none). */
-  readonly newestPrompt: string;
 }
 
 /** Root sessions of `directory` updated since `sinceMs`, newest first. */
 export function querySessions(db: Database.Database, directory: string, sinceMs: number): OpencodeSession[] {
-  const rows = db
-    .prepare(
-      "SELECT id, time_updated FROM session WHERE directory = ? AND parent_id IS NULL AND time_updated >= ? ORDER BY time_updated DESC LIMIT ?",
-    )
-    .all(directory, sinceMs, MAX_CANDIDATE_SESSIONS) as { id: string; time_updated: number }[];
-  return rows.map((r) => ({ id: r.id, updatedMs: Number(r.time_updated) || 0, newestPrompt: newestPrompt(db, r.id) }));
+  const rows = prepared(
+    db,
+    "SELECT id, time_updated FROM session WHERE directory = ? AND parent_id IS NULL AND time_updated >= ? ORDER BY time_updated DESC LIMIT ?",
+  ).all(directory, sinceMs, MAX_CANDIDATE_SESSIONS) as { id: string; time_updated: number }[];
+  return rows.map((r) => ({ id: r.id, updatedMs: Number(r.time_updated) || 0 }));
 }
 
 /** The text parts of a session's newest user message, joined. */
 function newestPrompt(db: Database.Database, sessionId: string): string {
-  const users = db
-    .prepare("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created DESC, id DESC LIMIT ?")
-    .all(sessionId, RECENT_MESSAGES) as MessageRow[];
+  const users = prepared(
+    db,
+    "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created DESC, id DESC LIMIT ?",
+  ).all(sessionId, RECENT_MESSAGES) as MessageRow[];
   const user = users.find((m) => stringField(parseRecord(m.data), "role") === "user");
   if (!user) return "";
-  const parts = db.prepare("SELECT data FROM part WHERE message_id = ? ORDER BY id").all(user.id) as { data: string }[];
+  const parts = prepared(db, "SELECT data FROM part WHERE message_id = ? ORDER BY id").all(user.id) as {
+    data: string;
+  }[];
   return parts
     .map((p) => parseRecord(p.data))
     .filter((p) => stringField(p, "type") === "text" && p?.synthetic !== true)
@@ -155,13 +173,14 @@ function newestPrompt(db: Database.Database, sessionId: string): string {
 
 /** Applies docs/status.md's opencode rules to the newest messages of session `sessionId`. */
 export function queryTurn(db: Database.Database, sessionId: string): OpencodeTurnState {
-  const session = db.prepare("SELECT id, time_updated FROM session WHERE id = ?").get(sessionId) as
+  const session = prepared(db, "SELECT id, time_updated FROM session WHERE id = ?").get(sessionId) as
     | { id: string; time_updated: number }
     | undefined;
   if (!session) return NO_OPENCODE_SESSION;
-  const rows = db
-    .prepare("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created DESC, id DESC LIMIT ?")
-    .all(session.id, RECENT_MESSAGES) as MessageRow[];
+  const rows = prepared(
+    db,
+    "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created DESC, id DESC LIMIT ?",
+  ).all(session.id, RECENT_MESSAGES) as MessageRow[];
   const base = { ...NO_OPENCODE_SESSION, sessionId: session.id, updatedMs: Number(session.time_updated) || 0 };
   const messages = rows.map((r) => ({ id: r.id, data: parseRecord(r.data) }));
   const userIndex = messages.findIndex((m) => stringField(m.data, "role") === "user");
@@ -206,7 +225,7 @@ export function queryTurn(db: Database.Database, sessionId: string): OpencodeTur
  * steps ends with its words in its last assistant message; a step of tool calls alone has none).
  */
 function replyText(db: Database.Database, answers: readonly { id: string }[]): string {
-  const statement = db.prepare("SELECT data FROM part WHERE message_id = ? ORDER BY id");
+  const statement = prepared(db, "SELECT data FROM part WHERE message_id = ? ORDER BY id");
   for (const answer of answers) {
     const texts = (statement.all(answer.id) as { data: string }[])
       .map((p) => parseRecord(p.data))
@@ -220,7 +239,7 @@ function replyText(db: Database.Database, answers: readonly { id: string }[]): s
 
 /** The state of each tool part of a message. */
 function toolStates(db: Database.Database, messageId: string): { status: string; error: string }[] {
-  const parts = db.prepare("SELECT data FROM part WHERE message_id = ?").all(messageId) as { data: string }[];
+  const parts = prepared(db, "SELECT data FROM part WHERE message_id = ?").all(messageId) as { data: string }[];
   return parts
     .map((p) => parseRecord(p.data))
     .filter((part) => stringField(part, "type") === "tool")

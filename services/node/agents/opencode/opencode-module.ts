@@ -121,8 +121,8 @@ export class OpencodeModule implements AgentModule {
     const binding = await bindProcessLog(
       this.binder,
       context,
-      sessions.map((s) => ({ key: s.id, updatedMs: s.updatedMs, newestPrompt: s.newestPrompt })),
-      (s) => s.newestPrompt,
+      sessions.map((s) => ({ key: s.id, updatedMs: s.updatedMs })),
+      (s) => this.db.newestPrompt(path, s.key),
       named ? { key: named, how: "its --session argument names it" } : undefined,
     );
     return { id: binding.key, how: binding.how };

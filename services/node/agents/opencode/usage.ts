@@ -3,6 +3,7 @@ import { parseRecord } from "../log-follower.js";
 import { objectField, stringField } from "../record-fields.js";
 import { tableContextWindow } from "../usage/context-windows.js";
 import { countField, EMPTY_USAGE, type UsageReading } from "../usage/usage.js";
+import { prepared } from "./statements.js";
 
 /** The sums opencode's assistant messages give (tokens as it records them, cost in US dollars). */
 interface Sums {
@@ -32,23 +33,21 @@ FROM message WHERE session_id = ? AND json_extract(data, '$.role') = 'assistant'
  * records no context window: the pinned table gives it. Undefined before the first reply.
  */
 export function queryUsage(db: Database.Database, sessionId: string): UsageReading | undefined {
-  const sums = db.prepare(SUMS).get(sessionId) as Sums | undefined;
+  const sums = prepared(db, SUMS).get(sessionId) as Sums | undefined;
   if (!sums || sums.n === 0) return undefined;
-  const newest = db
-    .prepare(
-      "SELECT data FROM message WHERE session_id = ? AND json_extract(data, '$.role') = 'assistant' ORDER BY time_created DESC, id DESC LIMIT 1",
-    )
-    .get(sessionId) as { data: string } | undefined;
+  const newest = prepared(
+    db,
+    "SELECT data FROM message WHERE session_id = ? AND json_extract(data, '$.role') = 'assistant' ORDER BY time_created DESC, id DESC LIMIT 1",
+  ).get(sessionId) as { data: string } | undefined;
   const message = newest ? parseRecord(newest.data) : undefined;
   const tokens = objectField(message, "tokens");
   const cache = objectField(tokens, "cache");
   const parent = stringField(message, "parentID");
   const turn = parent
-    ? (db
-        .prepare(
-          "SELECT sum(json_extract(data, '$.tokens.total')) AS total, sum(json_extract(data, '$.tokens.input') + json_extract(data, '$.tokens.output') + json_extract(data, '$.tokens.cache.read') + json_extract(data, '$.tokens.cache.write')) AS parts FROM message WHERE session_id = ? AND json_extract(data, '$.parentID') = ?",
-        )
-        .get(sessionId, parent) as { total: number | null; parts: number | null } | undefined)
+    ? (prepared(
+        db,
+        "SELECT sum(json_extract(data, '$.tokens.total')) AS total, sum(json_extract(data, '$.tokens.input') + json_extract(data, '$.tokens.output') + json_extract(data, '$.tokens.cache.read') + json_extract(data, '$.tokens.cache.write')) AS parts FROM message WHERE session_id = ? AND json_extract(data, '$.parentID') = ?",
+      ).get(sessionId, parent) as { total: number | null; parts: number | null } | undefined)
     : undefined;
   const model = stringField(message, "modelID");
   const window = tableContextWindow(model);
