@@ -1,6 +1,6 @@
 import { type FSWatcher, watch } from "node:fs";
 import { stat } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 
 /**
  * Folders climbed from a path that does not exist yet to find one to watch (a Codex day folder
@@ -27,8 +27,12 @@ export class PathWatcher {
   private readonly watches = new Map<string, Watch>();
   private closed = false;
 
-  /** `onChange(path)` is called with the wanted path (as given to `set`) whose watch fired. */
-  constructor(private readonly onChange: (path: string) => void) {}
+  /**
+   * `onChange(path, file)` is called with the wanted path (as given to `set`) whose watch fired, and,
+   * when that path is a folder, the file in it the event names (undefined when it names none, and for
+   * a file's own watch or a watch on an ancestor standing in for a path not made yet).
+   */
+  constructor(private readonly onChange: (path: string, file?: string) => void) {}
 
   /** The paths watched now (as given to `set`). */
   get paths(): ReadonlySet<string> {
@@ -85,9 +89,11 @@ export class PathWatcher {
       watcher.close();
     };
     watcher.on("change", (type, name) => {
+      const named = name === null ? undefined : String(name);
       // A rename of the watched file itself (replaced or deleted) ends what this watch can see.
-      if (type === "rename" && target === path && (name === null || String(name) === basenameOf(path))) drop();
-      this.onChange(path);
+      if (type === "rename" && target === path && (named === undefined || named === basenameOf(path))) drop();
+      const inFolder = target === path && named !== undefined && named !== basenameOf(path);
+      this.onChange(path, inFolder ? join(path, named) : undefined);
     });
     watcher.on("error", () => {
       drop();

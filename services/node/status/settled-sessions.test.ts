@@ -103,6 +103,62 @@ describe("SettledSessions", () => {
   });
 });
 
+describe("SettledSessions over a folder several panes watch", () => {
+  let dir: string;
+  let settled: SettledSessions;
+  let unwatch: (() => void) | undefined;
+  let wakes = 0;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "sa-settled-folder-"));
+    settled = new SettledSessions();
+    wakes = 0;
+    unwatch = settled.watch(() => {
+      wakes++;
+    });
+  });
+  afterEach(async () => {
+    unwatch?.();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Records each pane settled on `dir`, bound to its log (or to none), until nothing is re-armed. */
+  async function settle(logs: Record<string, string | undefined>): Promise<void> {
+    for (let round = 0; round < 2; round++) {
+      for (const [paneId, log] of Object.entries(logs)) {
+        settled.record(
+          paneId,
+          { stamp: "s", generation: settled.generation(paneId), at: Date.now(), settled: true, statePaths: [dir] },
+          observation({ chatLogPath: log ?? "" }),
+        );
+      }
+      await settled.prune(new Set(Object.keys(logs)));
+    }
+  }
+  const reused = (paneId: string) => settled.reusable(paneId, "s", Date.now()) !== undefined;
+
+  it("reads again only the pane whose log was written, and the panes with no log yet", async () => {
+    const [a, b] = [join(dir, "a.jsonl"), join(dir, "b.jsonl")];
+    await writeFile(a, "{}\n");
+    await writeFile(b, "{}\n");
+    await settle({ "%a": a, "%b": b, "%none": undefined });
+    expect([reused("%a"), reused("%b"), reused("%none")]).toEqual([true, true, true]);
+    await appendFile(a, "{}\n");
+    await waitFor(() => wakes > 0, "a wake for a.jsonl");
+    expect([reused("%a"), reused("%b"), reused("%none")]).toEqual([false, true, false]);
+  });
+
+  it("reads every pane again for a file that is no pane's log: a new conversation may be any one's", async () => {
+    const [a, b] = [join(dir, "a.jsonl"), join(dir, "b.jsonl")];
+    await writeFile(a, "{}\n");
+    await writeFile(b, "{}\n");
+    await settle({ "%a": a, "%b": b });
+    await writeFile(join(dir, "c.jsonl"), "{}\n");
+    await waitFor(() => wakes > 0, "a wake for c.jsonl");
+    expect([reused("%a"), reused("%b")]).toEqual([false, false]);
+  });
+});
+
 describe("reuseStamps", () => {
   it("changes a pane's stamp when its pane, its seen mark or its folder's panes change", () => {
     const a = testPane({ sessionName: "a", paneId: "%1", paneCurrentPath: "/p" });

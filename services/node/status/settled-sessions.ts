@@ -34,6 +34,8 @@ export class SettledSessions {
   private readonly generations = new Map<string, number>();
   private readonly statePaths = new Map<string, readonly string[]>();
   private readonly previous = new Map<string, SessionObservation>();
+  /** Per pane, the native log its observation was read from (`chatLogPath`), when it has one. */
+  private readonly boundLogs = new Map<string, string>();
   private pathPanes = new Map<string, Set<string>>();
   private watcher: PathWatcher | undefined;
 
@@ -43,8 +45,8 @@ export class SettledSessions {
    */
   watch(wake: () => void): () => void {
     this.watcher?.close();
-    const watcher = new PathWatcher((path) => {
-      for (const paneId of this.pathPanes.get(path) ?? []) this.bump(paneId);
+    const watcher = new PathWatcher((path, file) => {
+      for (const paneId of this.changedBy(path, file)) this.bump(paneId);
       wake();
     });
     this.watcher = watcher;
@@ -56,6 +58,20 @@ export class SettledSessions {
         this.settled.clear();
       }
     };
+  }
+
+  /**
+   * The panes a change of `path` may concern. A write to one file of a folder that several panes
+   * watch (a Codex day folder holds every session's rollout; a Claude Code project folder every
+   * transcript of that folder) concerns the panes whose log that file is, and the panes with no log
+   * yet; a file that is no pane's log (a new conversation) may become any one's, so it concerns all.
+   */
+  private changedBy(path: string, file: string | undefined): Iterable<string> {
+    const panes = this.pathPanes.get(path) ?? new Set<string>();
+    if (file === undefined) return panes;
+    const owners = [...panes].filter((paneId) => this.boundLogs.get(paneId) === file);
+    if (owners.length === 0) return panes;
+    return [...panes].filter((paneId) => !this.boundLogs.has(paneId) || this.boundLogs.get(paneId) === file);
   }
 
   /** The observation to reuse for a pane whose stamp is `stamp`, if it is settled and nothing changed. */
@@ -92,6 +108,8 @@ export class SettledSessions {
     const observation = before && sameObservation(before, fresh) ? before : fresh;
     this.previous.set(paneId, observation);
     this.statePaths.set(paneId, read.statePaths);
+    if (observation.chatLogPath) this.boundLogs.set(paneId, observation.chatLogPath);
+    else this.boundLogs.delete(paneId);
     if (read.settled)
       this.settled.set(paneId, { stamp: read.stamp, generation: read.generation, at: read.at, observation });
     else this.settled.delete(paneId);
@@ -103,7 +121,7 @@ export class SettledSessions {
    * newly armed path's panes are read again (writes before a watch was armed were not seen by it).
    */
   async prune(live: ReadonlySet<string>): Promise<void> {
-    for (const map of [this.settled, this.generations, this.statePaths, this.previous]) {
+    for (const map of [this.settled, this.generations, this.statePaths, this.previous, this.boundLogs]) {
       for (const id of map.keys()) if (!live.has(id)) map.delete(id);
     }
     const watcher = this.watcher;
