@@ -95,7 +95,13 @@ function growOpencode(db: Database.Database, sessionId: string, n: number): void
     .prepare("SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created DESC, id DESC LIMIT 2")
     .all(sessionId) as { id: string; data: string }[];
   const now = Date.now();
-  const ids = new Map(rows.map((r) => [r.id, `msg_${randomBytes(8).toString("hex")}${n}`]));
+  // The user message first, its answer a millisecond later, with ids in that order too: opencode orders
+  // a session's messages by time and then id, and an answer sorting before its question reads as a
+  // turn still waiting for its answer.
+  const stamp = randomBytes(6).toString("hex");
+  const ids = new Map(
+    [...rows].reverse().map((r, i) => [r.id, `msg_${now.toString(16)}${String(n).padStart(6, "0")}${i}${stamp}`]),
+  );
   const insertMessage = db.prepare(
     "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)",
   );
@@ -106,10 +112,11 @@ function growOpencode(db: Database.Database, sessionId: string, n: number): void
   db.transaction(() => {
     for (const row of [...rows].reverse()) {
       const data = JSON.parse(row.data) as { parentID?: string; time?: Record<string, number> };
+      const at = now + (data.parentID ? 1 : 0);
       if (data.parentID) data.parentID = ids.get(data.parentID) ?? data.parentID;
-      data.time = Object.fromEntries(Object.keys(data.time ?? {}).map((k) => [k, now]));
+      data.time = Object.fromEntries(Object.keys(data.time ?? {}).map((k) => [k, at]));
       const id = ids.get(row.id) as string;
-      insertMessage.run(id, sessionId, now, now, JSON.stringify(data));
+      insertMessage.run(id, sessionId, at, at, JSON.stringify(data));
       for (const part of parts.all(row.id) as { data: string }[]) {
         insertPart.run(`prt_${randomBytes(8).toString("hex")}`, id, sessionId, now, now, part.data);
       }
@@ -137,7 +144,8 @@ async function measure(fleet: AgentFleet, ms: number) {
  * The watch loop's CPU with usage reading on, 100 stand-in sessions (claude, codex, opencode in turn)
  * and one WatchSessions watcher: first idle (the floor: nothing changes), then while every session's
  * native state grows by one turn a second (a copy of its newest turn appended to its transcript or
- * rollout, or inserted into opencode's database), each over a 20 s window. In the same growth window
+ * rollout, or inserted into opencode's database), then while the fleet as a whole grows by one turn a
+ * second (one session after the other), each over a 20 s window. In the same growth window
  * the bench process reads the same sessions' usage after each growth with the modules' own readers,
  * so the share usage reading has in the total is measured beside it. Goal: under 3 % of a core.
  */
@@ -232,15 +240,30 @@ export async function run(): Promise<void> {
     clearInterval(growing);
     growing = undefined;
     await inFlight;
+    // The fleet as people run it: one turn a second across all the sessions, round robin.
+    let fleetTurns = 0;
+    const fleetTick = () => {
+      const grower = grow[fleetTurns % grow.length];
+      fleetTurns++;
+      inFlight = grower ? grower.grow(1_000_000 + fleetTurns).catch(() => undefined) : Promise.resolve();
+    };
+    growing = setInterval(fleetTick, TURN_EVERY_MS);
+    await new Promise((r) => setTimeout(r, WARMUP_MS));
+    const spread = await measure(fleet, WINDOW_MS);
+    clearInterval(growing);
+    growing = undefined;
+    await inFlight;
     const readers = (readerMicros / 1e6 / grown.seconds) * 100;
     console.log(`windows of ${WINDOW_MS / 1000} s, ${SESSIONS} sessions (half of them two per folder), 1 watcher`);
-    console.log("part                                 idle (floor)   one turn a second");
-    const row = (name: string, a: number, b: number) =>
-      console.log(`${name.padEnd(36)} ${a.toFixed(2).padStart(8)} %   ${b.toFixed(2).padStart(8)} %`);
-    row("hub process (utime+stime)", idle.hub, grown.hub);
-    row("tmux commands it ran (cutime+cstime)", idle.tmuxClients, grown.tmuxClients);
-    row("tmux server", idle.tmuxServer, grown.tmuxServer);
-    row("total", idle.total, grown.total);
+    console.log("part                                 idle (floor)   each a turn a second   the fleet a turn a second");
+    const row = (name: string, a: number, b: number, c: number) =>
+      console.log(
+        `${name.padEnd(36)} ${a.toFixed(2).padStart(8)} %   ${b.toFixed(2).padStart(17)} %   ${c.toFixed(2).padStart(22)} %`,
+      );
+    row("hub process (utime+stime)", idle.hub, grown.hub, spread.hub);
+    row("tmux commands it ran (cutime+cstime)", idle.tmuxClients, grown.tmuxClients, spread.tmuxClients);
+    row("tmux server", idle.tmuxServer, grown.tmuxServer, spread.tmuxServer);
+    row("total", idle.total, grown.total, spread.total);
     console.log(
       `events: idle ${idleEvents.upserted} upserted sessions; growing ${counts.upserted} upserted (${counts.withUsage} with usage), ${turns} turns per session appended`,
     );
