@@ -17,6 +17,11 @@ export interface StatusFixtureCase {
   readonly cwd?: string;
   readonly seen?: string;
   readonly logOlderThanProcess?: boolean;
+  /**
+   * A resumed conversation: the process started after every record of the log (a minute ago), and the
+   * log was written since (when it was placed).
+   */
+  readonly resumed?: boolean;
   /** claude: the sessions file's status changed after the transcript's last record (statusUpdatedAt). */
   readonly statusChangedAfterLog?: boolean;
   /** The native log was last written a minute ago (it has been quiet). */
@@ -35,6 +40,8 @@ export interface StatusFixtureCase {
     readonly replyExcerpt?: string;
     readonly promptKind?: string;
     readonly prompt?: string;
+    /** The output tokens the usage reports, when the case checks it. */
+    readonly outputTokens?: number;
   };
 }
 

@@ -20,6 +20,8 @@ const HOUR_MS = 3_600_000;
  * times, and a turn opened before the process started belongs to an earlier run).
  */
 const FIXTURE_PROCESS_START_MS = Date.UTC(2025, 0, 1);
+/** How long before the test a resumed case's process started: after its records, before its log was placed. */
+const RESUMED_PROCESS_AGE_MS = 60_000;
 const temps: string[] = [];
 
 afterAll(async () => {
@@ -48,7 +50,13 @@ for (const module of createBuiltInAgents().modules) {
         const home = await mkdtemp(join(tmpdir(), `sa-fixture-${cli}-`));
         temps.push(home);
         const cwd = fixture.cwd ?? setup.cwd;
-        const processStart = new Date(fixture.logOlderThanProcess ? Date.now() + HOUR_MS : FIXTURE_PROCESS_START_MS);
+        const processStart = new Date(
+          fixture.logOlderThanProcess
+            ? Date.now() + HOUR_MS
+            : fixture.resumed
+              ? Date.now() - RESUMED_PROCESS_AGE_MS
+              : FIXTURE_PROCESS_START_MS,
+        );
         await setup.placeState(dir, home, fixture, processStart);
         const screen = await screenText(dir, fixture.screen);
         const context = makeContext({ home, cwd, setup, title: fixture.title ?? "", screen, processStart });
@@ -64,6 +72,9 @@ for (const module of createBuiltInAgents().modules) {
           ...(fixture.expect.replyExcerpt !== undefined ? { replyExcerpt: signals.replyExcerpt } : {}),
           ...(fixture.expect.promptKind !== undefined ? { promptKind: PromptKind[signals.prompt?.kind ?? 0] } : {}),
           ...(fixture.expect.prompt !== undefined ? { prompt: signals.prompt?.text } : {}),
+          ...(fixture.expect.outputTokens !== undefined
+            ? { outputTokens: Number(signals.usage?.totalOutputTokens ?? 0) }
+            : {}),
         };
         expect(got, signals.detail).toEqual(fixture.expect);
       });

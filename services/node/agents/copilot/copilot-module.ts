@@ -105,8 +105,9 @@ export class CopilotModule implements AgentModule {
     const bound = await this.bind(context, home);
     const path = bound.path;
     const log = path ? await this.logs.read(path) : undefined;
-    // A turn opened before this process belongs to an earlier run (`copilot --resume`).
-    const { fresh, earlier, state, detail } = freshLog(log, processStart, bound.how, LOG_WORDS);
+    // A turn opened before this process belongs to an earlier run (`copilot --resume`): its status is not this
+    // run's, but its usage is the conversation's so far.
+    const { fresh, state, detail } = freshLog(log, processStart, bound.how, LOG_WORDS);
     const details: string[] = [detail];
     let turn: AgentSignals["turn"] = state?.turn ?? "none";
     // Dialogs are on screen only (folder trust before any log; an approval also as permission.requested):
@@ -127,7 +128,7 @@ export class CopilotModule implements AgentModule {
       turn = "active";
       details.push(justInterrupted ? "interrupted, still cancelling on screen" : "working on screen");
     }
-    const totals = fresh && !earlier && path ? await this.usage.read(path) : undefined;
+    const totals = fresh && path ? await this.usage.read(path) : undefined;
     const usage = totals ? copilotUsage(totals.state) : undefined;
     const statePath = path ? dirname(path) : sessionStateFolder(home);
     return logSignals({ fresh, state, turn, prompt, details, usage, ...bound, statePath });

@@ -92,8 +92,9 @@ export class DroidModule implements AgentModule {
     const bound = await this.bind(context, folder);
     const path = bound.path;
     const log = path ? await this.logs.read(path) : undefined;
-    // A turn opened before this process belongs to an earlier run (`droid --resume`).
-    const { fresh, earlier, state, detail } = freshLog(log, processStart, bound.how, LOG_WORDS);
+    // A turn opened before this process belongs to an earlier run (`droid --resume`): its status is not this
+    // run's, but its usage is the conversation's so far.
+    const { fresh, state, detail } = freshLog(log, processStart, bound.how, LOG_WORDS);
     const details: string[] = [detail];
     let turn: AgentSignals["turn"] = state?.turn ?? "none";
     // Dialogs are on screen only: looked at while no turn is logged or one runs, not once settled.
@@ -112,7 +113,7 @@ export class DroidModule implements AgentModule {
       turn = "active";
       details.push(justInterrupted ? "interrupted, still cancelling on screen" : "working on screen");
     }
-    const usage = fresh && !earlier && path ? await readDroidUsage(path) : undefined;
+    const usage = fresh && path ? await readDroidUsage(path) : undefined;
     return {
       usage,
       turn,

@@ -107,8 +107,9 @@ export class GeminiModule implements AgentModule {
     const folder = await chatsFolder(home, pane.paneCurrentPath);
     const bound = await this.bind(context, folder);
     const session = bound.path ? await this.log.read(bound.path) : undefined;
-    // A turn opened before this process belongs to an earlier run (`gemini --resume`).
-    const { fresh, earlier, state, detail } = freshLog(session, processStart, bound.how, LOG_WORDS);
+    // A turn opened before this process belongs to an earlier run (`gemini --resume`): its status is not this
+    // run's, but its usage is the conversation's so far.
+    const { fresh, state, detail } = freshLog(session, processStart, bound.how, LOG_WORDS);
     const title = geminiTitleSignal(pane.paneTitle);
     const details: string[] = [detail];
     if (title !== "none") details.push(`title: ${title}`);
@@ -116,7 +117,7 @@ export class GeminiModule implements AgentModule {
     const settled = await this.titleTurn.settle(context, title, logTurn(fresh, state, state?.toolAsked ?? false));
     const { turn, prompt } = settled;
     details.push(...settled.details);
-    const usage = fresh && !earlier ? geminiUsage(fresh.usage) : undefined;
+    const usage = fresh ? geminiUsage(fresh.usage) : undefined;
     return logSignals({ fresh, state, turn, prompt, details, usage, ...bound, statePath: folder ?? home });
   }
 }

@@ -95,8 +95,9 @@ export class PiModule implements AgentModule {
     const bound = await this.bind(context, folder);
     const path = bound.path;
     const log = path ? await this.logs.read(path) : undefined;
-    // A turn opened before this process belongs to an earlier run (`pi --continue`).
-    const { fresh, earlier, state, detail } = freshLog(log, processStart, bound.how, LOG_WORDS);
+    // A turn opened before this process belongs to an earlier run (`pi --continue`): its status is not this
+    // run's, but its usage is the conversation's so far.
+    const { fresh, state, detail } = freshLog(log, processStart, bound.how, LOG_WORDS);
     const details: string[] = [detail];
     let turn: AgentSignals["turn"] = state?.turn ?? "none";
     // The screen is looked at while no turn is logged (the first turn runs before the file exists)
@@ -115,7 +116,7 @@ export class PiModule implements AgentModule {
       turn = "active";
       details.push("working on screen");
     }
-    const totals = fresh && !earlier && path ? await this.usage.read(path) : undefined;
+    const totals = fresh && path ? await this.usage.read(path) : undefined;
     return {
       usage: totals ? piUsage(totals.state) : undefined,
       turn,

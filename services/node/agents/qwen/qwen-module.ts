@@ -102,7 +102,7 @@ export class QwenModule implements AgentModule {
     const folder = qwenChatsFolder(home, pane.paneCurrentPath);
     const bound = await this.bind(context, folder);
     const log = bound.path ? await this.logs.read(bound.path) : undefined;
-    const { fresh, earlier, state, detail } = freshLog(log, processStart, bound.how, LOG_WORDS);
+    const { fresh, state, detail } = freshLog(log, processStart, bound.how, LOG_WORDS);
     const title = qwenTitleSignal(pane.paneTitle);
     const details: string[] = [detail];
     if (title !== "none") details.push(`title: ${title}`);
@@ -110,7 +110,7 @@ export class QwenModule implements AgentModule {
     const settled = await this.titleTurn.settle(context, title, logTurn(fresh, state, state?.callPending ?? false));
     const { turn, prompt } = settled;
     details.push(...settled.details);
-    const totals = fresh && !earlier && bound.path ? await this.usage.read(bound.path) : undefined;
+    const totals = fresh && bound.path ? await this.usage.read(bound.path) : undefined;
     const usage = totals ? qwenUsage(totals.state) : undefined;
     const statePath = bound.path ? dirname(bound.path) : folder;
     return logSignals({ fresh, state, turn, prompt, details, usage, ...bound, statePath });
