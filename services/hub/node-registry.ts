@@ -17,7 +17,7 @@ import { localNodeEntry, type NodeEntry, remoteNodeEntry, toNode } from "./node-
 import { describeProblem, relayNodeError, scrub } from "./node-errors.js";
 import { checkNode, HealthLoop, type HealthOutcome } from "./node-health.js";
 import { openNodeStore, type StoredNode } from "./node-store.js";
-import { vetNode } from "./node-vetting.js";
+import { type NodeChange, vetNode } from "./node-vetting.js";
 
 export type { NodeEntry } from "./node-entry.js";
 export type { StoredNode } from "./node-store.js";
@@ -127,8 +127,8 @@ export class NodeRegistry {
    * Checks a Node before it is stored (`node-vetting.ts`): refused with one sentence when it cannot
    * be reached or refuses its token, unless `force`; a URL leading back to a Hub always.
    */
-  vet(node: StoredNode, force: boolean): Promise<HealthOutcome | undefined> {
-    return vetNode(node, { connect: this.connect, instanceId: this.options.instanceId, force });
+  vet(node: StoredNode, force: boolean, change: NodeChange): Promise<HealthOutcome | undefined> {
+    return vetNode(node, { connect: this.connect, instanceId: this.options.instanceId, force, change });
   }
 
   /** True while `entry` is the registry's node of its id (false once removed). */

@@ -58,7 +58,7 @@ export class HubNodeService implements ServiceImpl<typeof NodeService> {
     const node = { id: req.nodeId, url: url.origin, token: req.token, displayName: req.displayName || req.nodeId };
     // A URL leading back to this Hub, or to another Hub, is refused here; one that cannot be reached
     // or refuses the token too, unless forced (it is then shown OFFLINE with the reason until it answers).
-    const first = await this.registry.vet(node, req.force);
+    const first = await this.registry.vet(node, req.force, "add");
     const entry = await this.registry.add(node, first);
     return { node: this.registry.toNode(entry) };
   }
@@ -71,7 +71,7 @@ export class HubNodeService implements ServiceImpl<typeof NodeService> {
       token: req.token === "" ? current.token : checkToken(req.token),
       displayName: req.displayName === "" ? current.displayName : checkDisplayName(req.displayName),
     };
-    const first = await this.registry.vet(node, req.force);
+    const first = await this.registry.vet(node, req.force, "update");
     const entry = await this.registry.update(node, first);
     return { node: this.registry.toNode(entry) };
   }

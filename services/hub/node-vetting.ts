@@ -21,7 +21,7 @@ export const VET_TIMEOUT_MS = 2_000;
  */
 export async function vetNode(
   node: StoredNode,
-  options: { connect: NodeConnector; instanceId: string; force: boolean },
+  options: { connect: NodeConnector; instanceId: string; force: boolean; change: NodeChange },
 ): Promise<HealthOutcome | undefined> {
   const connection = options.connect(node);
   try {
@@ -47,26 +47,40 @@ export async function vetNode(
     if (outcome.problem === "loop" || outcome.problem === "not-a-node") {
       throw new ConnectError(`url: ${describeProblem(outcome.problem, node, why)}`, Code.InvalidArgument);
     }
-    if (!options.force) throw refusal(outcome.problem, node, why, outcome.timedOut === true);
+    if (!options.force) throw refusal(outcome.problem, node, why, outcome.timedOut === true, options.change);
     return outcome.timedOut ? undefined : outcome;
   } finally {
     connection.close();
   }
 }
 
+/** What the refused call was doing: adding a Node (AddNode) or changing a stored one (UpdateNode). */
+export type NodeChange = "add" | "update";
+
 /**
- * Appended to each refusal: how to store the Node all the same. The dashboard's node forms replace
- * "use force (staragent nodes … --force)" with the name of their checkbox (web/src/api/errors.ts,
- * describeNodeRefusal): keep those words, or change both together.
+ * Appended to each refusal: how to store the Node all the same, with the command that made the call.
+ * The dashboard's node forms replace "use force (staragent nodes … --force)" with the name of their
+ * checkbox (web/src/api/errors.ts, describeNodeRefusal): keep those words, or change both together.
  */
-const FORCE_HINT = "To add it all the same and fix it later, use force (staragent nodes add --force).";
+function forceHint(change: NodeChange): string {
+  return change === "add"
+    ? "To add it all the same and fix it later, use force (staragent nodes add --force)."
+    : "To save the change all the same and fix it later, use force (staragent nodes set --force).";
+}
 
 /** The one-sentence refusal of a Node that failed its check, with its Connect code. */
-function refusal(problem: NodeProblem, node: StoredNode, why: string, timedOut: boolean): ConnectError {
+function refusal(
+  problem: NodeProblem,
+  node: StoredNode,
+  why: string,
+  timedOut: boolean,
+  change: NodeChange,
+): ConnectError {
+  const hint = forceHint(change);
   switch (problem) {
     case "refused":
       return new ConnectError(
-        `Node ${node.id} refused the token. Give the one in the Node's $STARAGENT_HOME/node_token (or its STARAGENT_NODE_TOKEN). ${FORCE_HINT}`,
+        `Node ${node.id} refused the token. Give the one in the Node's $STARAGENT_HOME/node_token (or its STARAGENT_NODE_TOKEN). ${hint}`,
         Code.InvalidArgument,
       );
     case "wrong-node":
@@ -77,13 +91,13 @@ function refusal(problem: NodeProblem, node: StoredNode, why: string, timedOut: 
     case "unreachable":
       return new ConnectError(
         timedOut
-          ? `Node ${node.id} did not answer at ${node.url} within ${VET_TIMEOUT_MS / 1000} s. Check the address and that 'staragent node' runs there. ${FORCE_HINT}`
-          : `Node ${node.id} cannot be reached at ${node.url} (${why}). Check the address and that 'staragent node' runs there. ${FORCE_HINT}`,
+          ? `Node ${node.id} did not answer at ${node.url} within ${VET_TIMEOUT_MS / 1000} s. Check the address and that 'staragent node' runs there. ${hint}`
+          : `Node ${node.id} cannot be reached at ${node.url} (${why}). Check the address and that 'staragent node' runs there. ${hint}`,
         Code.FailedPrecondition,
       );
     default:
       return new ConnectError(
-        `Node ${node.id} cannot be used: ${describeProblem(problem, node, why)}. ${FORCE_HINT}`,
+        `Node ${node.id} cannot be used: ${describeProblem(problem, node, why)}. ${hint}`,
         Code.FailedPrecondition,
       );
   }

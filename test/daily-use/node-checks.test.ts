@@ -41,6 +41,9 @@ describe("AddNode's checks and UpdateNode", () => {
     expect(wrong.message).toMatch(
       /^Node w1 refused the token\. Give the one in the Node's \$STARAGENT_HOME\/node_token/,
     );
+    expect(wrong.message).toMatch(
+      /To add it all the same and fix it later, use force \(staragent nodes add --force\)\.$/,
+    );
     const port = await closedPort();
     const nowhere = await failureOf(
       hub().nodes.addNode({ nodeId: "w9", url: `http://127.0.0.1:${port}`, token: "t0ken-for-w9" }),
@@ -71,6 +74,10 @@ describe("AddNode's checks and UpdateNode", () => {
       // Still the wrong one: refused, and nothing changes.
       const still = await failureOf(hub().nodes.updateNode({ name: "nodes/w1", token: "still-wrong" }));
       expect([still.code, still.message.split(".")[0]]).toEqual(["InvalidArgument", "Node w1 refused the token"]);
+      // It names the command that changes a Node, not the one that adds it.
+      expect(still.message).toMatch(
+        /To save the change all the same and fix it later, use force \(staragent nodes set --force\)\.$/,
+      );
       const tokenFile = join(dir, "w1-token");
       await writeFile(tokenFile, `${w1Token()}\n`, { mode: 0o600 });
       const set = await runCli(["nodes", "set", "w1", "--token-file", tokenFile], hub().cliEnv);

@@ -55,6 +55,13 @@ describe("describeError", () => {
     expect(describeNodeRefusal(refusal, "Add even if it refuses")).toBe(
       'Node w1 refused the token. Give the one in the Node\'s $STARAGENT_HOME/node_token. To add it all the same and fix it later, tick "Add even if it refuses" below.',
     );
+    const change = new ConnectError(
+      "Node w1 refused the token. To save the change all the same and fix it later, use force (staragent nodes set --force).",
+      Code.InvalidArgument,
+    );
+    expect(describeNodeRefusal(change, "Save even if it refuses")).toBe(
+      'Node w1 refused the token. To save the change all the same and fix it later, tick "Save even if it refuses" below.',
+    );
     // Other failures read as describeError says them.
     const other = new ConnectError('node_id: "Bad" is not valid', Code.InvalidArgument);
     expect(describeNodeRefusal(other, "Add even if it refuses")).toBe('The node name "Bad" is not valid.');
