@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { getChanges, getFileDiff, readStatus } from "../services/node/workspace/changes.js";
-import { runGit } from "../services/node/workspace/git.js";
+import { GIT_NICENESS, runGit } from "../services/node/workspace/git.js";
 import { GIT_TEST_ENV } from "../test/support/git.js";
 import { cpuTicks, startAgentFleet } from "./agent-fleet.js";
 
@@ -106,6 +106,17 @@ export async function run(): Promise<void> {
           }).once("close", r),
         ),
     );
+    // The same at the niceness runGit gives git: what lowering git's priority alone does.
+    const statusChildNiced = await measure(
+      () =>
+        new Promise((r) =>
+          spawn(
+            "nice",
+            ["-n", String(GIT_NICENESS), "git", "-C", repo, "status", "--porcelain=v2", "-z", "--untracked-files=all"],
+            { stdio: "ignore", env: GIT_TEST_ENV },
+          ).once("close", r),
+        ),
+    );
     console.log(
       `load average at the start of the calls: ${(await import("node:fs")).readFileSync("/proc/loadavg", "utf8").trim()}`,
     );
@@ -124,6 +135,7 @@ export async function run(): Promise<void> {
       ["floor: idle loop (200 ms timers)", idle],
       ["floor: spawning `true`", spawnOnly],
       ["floor: git status as a child, awaited", statusChild],
+      [`git status as a child at nice ${GIT_NICENESS}`, statusChildNiced],
     ];
     console.log("call                                    p50 ms   p95 ms   event-loop max delay ms");
     for (const [label, r] of rows) {

@@ -6,6 +6,15 @@ import { withoutSecrets } from "../../common/config.js";
 export const GIT_TIMEOUT_MS = 10_000;
 /** Most output read from one git call by default; past it git is stopped and the result marked cut. */
 export const GIT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+/**
+ * The niceness git runs at (through `nice`, so its index-preload threads have it too). A status of a
+ * large repository keeps every core busy for a moment; at the Node's own priority it delayed the
+ * Node's event loop (terminals, watches) by tens of milliseconds on two cores. Lowered, git takes
+ * whatever the machine does not need right then, and on an idle machine it runs as fast as before.
+ */
+export const GIT_NICENESS = 10;
+/** What `nice` exits with when it cannot run the command it was given (coreutils: 127, not found). */
+const NICE_COMMAND_NOT_FOUND = 127;
 
 /**
  * Configuration every call overrides, so reading a repository never runs a program the repository
@@ -54,8 +63,9 @@ export class GitError extends Error {
 }
 
 /**
- * Runs `git -C cwd …args` as a child process with an argument array (never a shell), streaming its
- * output into a buffer of at most `maxBytes` (then git is stopped and the result marked truncated),
+ * Runs `git -C cwd …args` as a child process with an argument array (never a shell), at GIT_NICENESS
+ * (`nice -n N git …`, also an argument array; `nice` execs git, so the child is git itself), streaming
+ * its output into a buffer of at most `maxBytes` (then git is stopped and the result marked truncated),
  * killed after `timeoutMs` (DEADLINE_EXCEEDED). `GIT_OPTIONAL_LOCKS=0` keeps status from taking the
  * index lock the agent may need; the environment holds no StarAgent token; no prompt can wait for a
  * terminal. The event loop only ever sees chunks of output, so a large repository never stalls it.
@@ -65,7 +75,7 @@ export function runGit(cwd: string, args: readonly string[], options: GitOptions
   const maxBytes = options.maxBytes ?? GIT_MAX_OUTPUT_BYTES;
   const okCodes = options.okCodes ?? [0];
   return new Promise((resolve, reject) => {
-    const child = spawn("git", ["-C", cwd, ...SAFE_CONFIG, ...args], {
+    const child = spawn("nice", ["-n", String(GIT_NICENESS), "git", "-C", cwd, ...SAFE_CONFIG, ...args], {
       stdio: ["ignore", "pipe", "pipe"],
       env: {
         ...withoutSecrets(process.env),
@@ -131,6 +141,12 @@ export function runGit(cwd: string, args: readonly string[], options: GitOptions
         return;
       }
       const exit = code ?? -1;
+      if (exit === NICE_COMMAND_NOT_FOUND && /\bgit\b.*No such file/i.test(stderr)) {
+        reject(
+          new ConnectError("git could not be started: it is not installed on this machine", Code.FailedPrecondition),
+        );
+        return;
+      }
       if (!okCodes.includes(exit)) {
         reject(new GitError(`git ${args[0] ?? ""} failed: ${firstLine(stderr)}`, exit, stderr));
         return;
