@@ -103,7 +103,7 @@ export class Machine implements SessionLookup {
     this.loop = new WatchLoop({
       inspector: options.inspector,
       probe: new TmuxServerProbe(options.tmux),
-      read: (kind) => this.model.refresh(kind),
+      read: (kind) => this.model.look(kind),
       model: () => this.fanout.latest,
       hasPanes: () => this.model.lastPanes.size > 0,
       watched: () => this.fanout.size > 0,

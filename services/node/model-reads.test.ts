@@ -127,6 +127,24 @@ describe("ModelReads", () => {
     expect(t.maxActive()).toBe(1);
   });
 
+  it("gives the watch loop's look a read that begins after any read in flight, never the running one", async () => {
+    const t = setup();
+    // An API read runs; a log is written meanwhile and wakes the loop: the running read may have passed it.
+    const api = t.reads.refresh();
+    const look = t.reads.next("logs");
+    const again = t.reads.next("logs");
+    expect(t.readsStarted()).toBe(1);
+    await t.finishNext();
+    expect(await api).toBe(1);
+    await t.finishNext();
+    expect(await Promise.all([look, again])).toEqual([2, 2]);
+    // With nothing in flight it is a read of its own, of the kind asked.
+    const alone = t.reads.next("logs");
+    await t.finishNext();
+    expect(await alone).toBe(3);
+    expect(t.maxActive()).toBe(1);
+  });
+
   it("lets a failed read fail its callers only, and reads again next time", async () => {
     const t = setup();
     const failing = t.reads.refresh();

@@ -88,6 +88,22 @@ export class ModelReads<M> {
     }
     if (this.pending) return this.pending;
     if (!running) return this.start(kind);
+    return this.afterRunning(running);
+  }
+
+  /**
+   * A read that begins after every read in flight (the watch loop's look): the loop is woken by a
+   * change, a log written, that a read already running may have passed by; sharing that read would
+   * leave the change unseen until the loop's next timed look. Shares only a read queued behind it.
+   */
+  next(kind: ReadKind): Promise<M> {
+    const running = this.running;
+    if (this.pending) return this.pending;
+    return running ? this.afterRunning(running) : this.start(kind);
+  }
+
+  /** A full read queued behind `running`, shared by every caller until it starts. */
+  private afterRunning(running: ModelRead<M>): Promise<M> {
     const pending = running.promise
       .catch(() => undefined)
       .then(() => {

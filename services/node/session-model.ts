@@ -136,11 +136,16 @@ export class SessionModel {
   /**
    * Reads tmux and the native state now (the watch loop, and whoever must see tmux as it is this
    * moment); concurrent callers share one read, and a read never misses a change made before it.
-   * `logs` (the watch loop's look woken by log writes alone) reads the native state over the panes of
-   * the last full read, and leaves the screens' last lines to the next full read.
+   * `logs` reads the native state over the panes of the last full read, and leaves the screens' last
+   * lines to the next full read.
    */
   refresh(kind: ReadKind = "full"): Promise<SessionMap> {
     return this.reads.refresh(kind);
+  }
+
+  /** The watch loop's look: a read that begins after any read in flight (ModelReads.next). */
+  look(kind: ReadKind): Promise<SessionMap> {
+    return this.reads.next(kind);
   }
 
   /** A change made through the API: later reads must see it. */

@@ -38,6 +38,8 @@ export class SettledSessions {
   private readonly boundLogs = new Map<string, string>();
   private pathPanes = new Map<string, Set<string>>();
   private watcher: PathWatcher | undefined;
+  /** The subscriber's wake-up, while one subscribes. */
+  private wake: (() => void) | undefined;
 
   /**
    * Watches the state paths of the panes recorded from now on and calls `wake` when one changes. One
@@ -50,11 +52,13 @@ export class SettledSessions {
       wake();
     });
     this.watcher = watcher;
+    this.wake = wake;
     this.settled.clear();
     return () => {
       watcher.close();
       if (this.watcher === watcher) {
         this.watcher = undefined;
+        this.wake = undefined;
         this.settled.clear();
       }
     };
@@ -118,7 +122,8 @@ export class SettledSessions {
 
   /**
    * Forgets the panes not in `live`, and points the watcher at the state paths of the live ones; a
-   * newly armed path's panes are read again (writes before a watch was armed were not seen by it).
+   * newly armed path's panes are read again at once (writes before a watch was armed were not seen by
+   * it).
    */
   async prune(live: ReadonlySet<string>): Promise<void> {
     for (const map of [this.settled, this.generations, this.statePaths, this.previous, this.boundLogs]) {
@@ -137,6 +142,9 @@ export class SettledSessions {
     this.pathPanes = pathPanes;
     const armed = await watcher.set(pathPanes.keys());
     for (const path of armed) for (const paneId of pathPanes.get(path) ?? []) this.bump(paneId);
+    // Their next read is now, not at the next timed look (2 s while settled): a write that came
+    // between the read and the arming would otherwise show that late.
+    if (armed.length > 0) this.wake?.();
   }
 
   private bump(paneId: string): void {
