@@ -3,15 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { PromptKind, SessionStatus, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
-import {
-  type AgentFixtureSetup,
-  loadFixtureSetup,
-  type StatusFixtureCase,
-} from "../../../test/support/agent-fixture-setup.js";
-import { testPane } from "../../../test/support/panes.js";
+import { loadFixtureSetup, type StatusFixtureCase } from "../../../test/support/agent-fixture-setup.js";
+import { fixtureContext, fixtureScreen } from "../../../test/support/fixture-context.js";
 import { decideStatus } from "../status/precedence.js";
-import type { AgentContext } from "./agent.js";
-import type { ProcessInfo } from "./process-table.js";
 import { createBuiltInAgents } from "./registry.js";
 
 const HOUR_MS = 3_600_000;
@@ -58,8 +52,8 @@ for (const module of createBuiltInAgents().modules) {
               : FIXTURE_PROCESS_START_MS,
         );
         await setup.placeState(dir, home, fixture, processStart);
-        const screen = await screenText(dir, fixture.screen);
-        const context = makeContext({ home, cwd, setup, title: fixture.title ?? "", screen, processStart });
+        const screen = await fixtureScreen(dir, fixture.screen);
+        const context = fixtureContext({ home, cwd, setup, title: fixture.title ?? "", screen, processStart });
         const signals = await createBuiltInAgents().get(module.cli)?.observe(context);
         if (!signals) throw new Error(`${cli}: no module`);
         const decided = decideStatus(signals, fixture.seen ?? "");
@@ -80,48 +74,4 @@ for (const module of createBuiltInAgents().modules) {
       });
     });
   }
-}
-
-async function screenText(dir: string, screen: string | undefined): Promise<string> {
-  if (screen === undefined || screen === "") return "";
-  if (screen.startsWith("inline:")) return screen.slice("inline:".length);
-  return readFile(join(dir, screen), "utf8");
-}
-
-function makeContext(options: {
-  home: string;
-  cwd: string;
-  setup: AgentFixtureSetup;
-  title: string;
-  screen: string;
-  processStart: Date;
-}): AgentContext {
-  const { argv, pid } = options.setup;
-  const pane = testPane({
-    sessionName: "agent",
-    sessionCreated: Math.floor(options.processStart.getTime() / 1000),
-    sessionActivity: Math.floor(Date.now() / 1000),
-    windowActivity: Math.floor(Date.now() / 1000),
-    panePid: pid - 1,
-    paneCurrentCommand: argv[0] ?? "",
-    paneCurrentPath: options.cwd,
-    alternateOn: true,
-    paneTitle: options.title,
-  });
-  const process: ProcessInfo = {
-    pid,
-    ppid: pid - 1,
-    comm: argv[0] ?? "",
-    argv: argv,
-    startTicks: 1,
-  };
-  return {
-    pane,
-    process,
-    processStart: options.processStart,
-    env: async () => ({ HOME: options.home }),
-    screen: async () => options.screen,
-    visibleScreen: async () => `${options.title}\n${options.screen}`,
-    siblings: [],
-  };
 }

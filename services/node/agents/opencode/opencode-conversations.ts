@@ -12,6 +12,7 @@ import { parseRecord } from "../log-follower.js";
 import { stringField } from "../record-fields.js";
 import { databaseState, OpencodeConnections } from "./db-connections.js";
 import { opencodeDbPath } from "./opencode-db.js";
+import { JSON_DATA } from "./statements.js";
 
 /** Summaries kept between calls (for one database state each: any write to the database reads them again). */
 const MAX_CACHED_SUMMARIES = 4096;
@@ -125,7 +126,7 @@ function summarizeSession(db: Database.Database, id: string, logPath: string): C
   if (!session) return undefined;
   const users = db
     .prepare(
-      "SELECT id FROM message WHERE session_id = ? AND json_extract(data, '$.role') = 'user' ORDER BY time_created, id",
+      `SELECT id FROM message WHERE session_id = ? AND json_extract(${JSON_DATA}, '$.role') = 'user' ORDER BY time_created, id`,
     )
     .all(id) as { id: string }[];
   const textOf = db.prepare("SELECT data FROM part WHERE message_id = ? ORDER BY id");

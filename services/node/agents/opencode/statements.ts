@@ -21,3 +21,10 @@ export function prepared(db: Database.Database, sql: string): Database.Statement
   }
   return statement;
 }
+
+/**
+ * A message's `data` when it is JSON, else NULL: `json_extract` on text that is not JSON fails the whole
+ * query ("malformed JSON"), so one damaged row would hide every figure of the session. A CASE, not a
+ * `json_valid(data) AND …` condition: SQLite may evaluate a WHERE clause's terms in any order.
+ */
+export const JSON_DATA = "CASE WHEN json_valid(data) THEN data END";

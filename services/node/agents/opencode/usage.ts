@@ -3,7 +3,7 @@ import { parseRecord } from "../log-follower.js";
 import { objectField, stringField } from "../record-fields.js";
 import { tableContextWindow } from "../usage/context-windows.js";
 import { countField, EMPTY_USAGE, type UsageReading } from "../usage/usage.js";
-import { prepared } from "./statements.js";
+import { JSON_DATA, prepared } from "./statements.js";
 
 /** The sums opencode's assistant messages give (tokens as it records them, cost in US dollars). */
 interface Sums {
@@ -17,13 +17,13 @@ interface Sums {
 }
 
 const SUMS = `SELECT count(*) AS n,
-  sum(json_extract(data, '$.tokens.input')) AS input,
-  sum(json_extract(data, '$.tokens.output')) AS output,
-  sum(json_extract(data, '$.tokens.reasoning')) AS reasoning,
-  sum(json_extract(data, '$.tokens.cache.read')) AS cacheRead,
-  sum(json_extract(data, '$.tokens.cache.write')) AS cacheWrite,
-  sum(json_extract(data, '$.cost')) AS cost
-FROM message WHERE session_id = ? AND json_extract(data, '$.role') = 'assistant'`;
+  sum(json_extract(${JSON_DATA}, '$.tokens.input')) AS input,
+  sum(json_extract(${JSON_DATA}, '$.tokens.output')) AS output,
+  sum(json_extract(${JSON_DATA}, '$.tokens.reasoning')) AS reasoning,
+  sum(json_extract(${JSON_DATA}, '$.tokens.cache.read')) AS cacheRead,
+  sum(json_extract(${JSON_DATA}, '$.tokens.cache.write')) AS cacheWrite,
+  sum(json_extract(${JSON_DATA}, '$.cost')) AS cost
+FROM message WHERE session_id = ? AND json_extract(${JSON_DATA}, '$.role') = 'assistant'`;
 
 /**
  * The usage of opencode session `sessionId` (docs/status.md, "Usage and limits"): every assistant message
@@ -37,7 +37,7 @@ export function queryUsage(db: Database.Database, sessionId: string): UsageReadi
   if (!sums || sums.n === 0) return undefined;
   const newest = prepared(
     db,
-    "SELECT data FROM message WHERE session_id = ? AND json_extract(data, '$.role') = 'assistant' ORDER BY time_created DESC, id DESC LIMIT 1",
+    `SELECT data FROM message WHERE session_id = ? AND json_extract(${JSON_DATA}, '$.role') = 'assistant' ORDER BY time_created DESC, id DESC LIMIT 1`,
   ).get(sessionId) as { data: string } | undefined;
   const message = newest ? parseRecord(newest.data) : undefined;
   const tokens = objectField(message, "tokens");
@@ -46,7 +46,7 @@ export function queryUsage(db: Database.Database, sessionId: string): UsageReadi
   const turn = parent
     ? (prepared(
         db,
-        "SELECT sum(json_extract(data, '$.tokens.total')) AS total, sum(json_extract(data, '$.tokens.input') + json_extract(data, '$.tokens.output') + json_extract(data, '$.tokens.cache.read') + json_extract(data, '$.tokens.cache.write')) AS parts FROM message WHERE session_id = ? AND json_extract(data, '$.parentID') = ?",
+        `SELECT sum(json_extract(${JSON_DATA}, '$.tokens.total')) AS total, sum(json_extract(${JSON_DATA}, '$.tokens.input') + json_extract(${JSON_DATA}, '$.tokens.output') + json_extract(${JSON_DATA}, '$.tokens.cache.read') + json_extract(${JSON_DATA}, '$.tokens.cache.write')) AS parts FROM message WHERE session_id = ? AND json_extract(${JSON_DATA}, '$.parentID') = ?`,
       ).get(sessionId, parent) as { total: number | null; parts: number | null } | undefined)
     : undefined;
   const model = stringField(message, "modelID");
