@@ -77,9 +77,14 @@ const CLAUDE_STEPS: readonly CliStep[] = [
       const request = await within(next.requested, MODEL_REQUEST_TIMEOUT_MS, "Claude Code to send the follow-up");
       if (!JSON.stringify(request.body).includes("and mind the tests"))
         throw new Error("the model was not sent the follow-up");
+      // The first turn's own completion may show for a moment before the follow-up's prompt is
+      // written: the follow-up's completion is the one whose reply is the follow-up's answer.
       const done = await step.expect(
         "the follow-up's turn done",
-        (s) => s.statusReason === StatusReason.UNSEEN_COMPLETION && s.completionId !== "",
+        (s) =>
+          s.statusReason === StatusReason.UNSEEN_COMPLETION &&
+          s.completionId !== "" &&
+          s.replyExcerpt.includes("Answer with the follow-up."),
       );
       const chat = (await step.hub.getChat({ name: step.instance.name })).messages;
       const texts = chat.map((m) => `${ChatRole[m.role]}:${m.text}`);

@@ -197,7 +197,16 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       expect: (what, accept) => expectIn(inst, what, accept),
       recordCompletion: (completionId) => record(inst, completionId),
       markSeen: async (completionId) => {
-        await hub.markSessionSeen({ name: inst.name, completionId });
+        await hub.markSessionSeen({ name: inst.name, completionId }).catch(async (err: unknown) => {
+          // Name the state the Hub refused from, so a failure here says which completion it held.
+          const now = (await hub.listSessions({ parent: "nodes/local", pageSize: PAGE_SIZE })).sessions.find(
+            (s) => s.name === inst.name,
+          );
+          const state = now
+            ? `${SessionStatus[now.status]}/${StatusReason[now.statusReason]} completion_id=${JSON.stringify(now.completionId)} reply=${JSON.stringify(now.replyExcerpt)}`
+            : "gone";
+          throw new Error(`MarkSessionSeen(${completionId}): ${(err as Error).message}; the session now: ${state}`);
+        });
         await expectIn(
           inst,
           "completion seen",
