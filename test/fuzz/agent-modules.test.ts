@@ -7,7 +7,7 @@ import { createBuiltInAgents } from "../../services/node/agents/registry.js";
 import { decideStatus } from "../../services/node/status/precedence.js";
 import { loadFixtureSetup, type StatusFixtureCase } from "../support/agent-fixture-setup.js";
 import { fixtureContext, fixtureScreen } from "../support/fixture-context.js";
-import { FUZZ_RUNS, fuzz, mutateJson, mutateJsonl, type Random } from "./fuzz.js";
+import { FUZZ_RUNS, fuzz, mutateJsonl, mutateRows } from "./fuzz.js";
 
 const AGENTS = join(import.meta.dirname, "../../services/node/agents");
 /** When the fixtures' CLI process started: before every record in them (as in agent-fixtures.test.ts). */
@@ -39,23 +39,6 @@ async function logCases(name: string): Promise<LogCase[]> {
     }
   }
   return out;
-}
-
-/**
- * Database rows (`{table, row}` lines, a CLI that keeps a database): the JSON each row's `data` holds
- * mutated, one row or more, the rows themselves left loadable.
- */
-function mutateRows(r: Random, text: string): string {
-  const rows = text
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l) as { table: string; row: Record<string, unknown> });
-  const withData = rows.filter((x) => typeof x.row.data === "object" && x.row.data !== null);
-  for (let e = 1 + r.int(3); e > 0 && withData.length > 0; e--) {
-    const target = r.pick(withData);
-    target.row.data = mutateJson(r, target.row.data);
-  }
-  return rows.map((x) => JSON.stringify(x)).join("\n");
 }
 
 /**

@@ -241,6 +241,23 @@ export function mutateJsonl(r: Random, text: string): string {
   return r.chance(0.2) ? mutateText(r, joined) : joined;
 }
 
+/**
+ * Database rows (`{table, row}` lines, a CLI that keeps a database): the JSON each row's `data` holds
+ * mutated, one row or more, the rows themselves left loadable.
+ */
+export function mutateRows(r: Random, text: string): string {
+  const rows = text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as { table: string; row: Record<string, unknown> });
+  const withData = rows.filter((x) => typeof x.row.data === "object" && x.row.data !== null);
+  for (let e = 1 + r.int(3); e > 0 && withData.length > 0; e--) {
+    const target = r.pick(withData);
+    target.row.data = mutateJson(r, target.row.data);
+  }
+  return rows.map((x) => JSON.stringify(x)).join("\n");
+}
+
 /** The files of a fixtures folder tree whose names end with `suffix`, as [path, content]. */
 export function fixtureFiles(dirs: readonly string[], suffix: string): Array<[string, string]> {
   const out: Array<[string, string]> = [];

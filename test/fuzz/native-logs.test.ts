@@ -1,25 +1,25 @@
-import { mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Cli } from "../../gen/staragent/v1/session_pb.js";
 import { readLinesBackward, readLinesForward } from "../../services/node/agents/backward-lines.js";
+import type { ChatHistoryReader, ChatLogRef } from "../../services/node/agents/chat-history.js";
 import { readLiveState } from "../../services/node/agents/claude/sessions-file.js";
 import { claudeTranscriptReducer } from "../../services/node/agents/claude/transcript.js";
-import { ClaudeTranscriptHistory } from "../../services/node/agents/claude/transcript-history.js";
 import { codexRolloutReducer } from "../../services/node/agents/codex/rollout.js";
 import { readSessionMetaCwd } from "../../services/node/agents/codex/rollout-finder.js";
-import { CodexRolloutHistory } from "../../services/node/agents/codex/rollout-history.js";
 import { copilotEventsReducer } from "../../services/node/agents/copilot/events.js";
-import { CopilotEventsHistory } from "../../services/node/agents/copilot/events-history.js";
-import { DroidHistory } from "../../services/node/agents/droid/droid-history.js";
 import { droidSessionReducer } from "../../services/node/agents/droid/session.js";
 import { type JsonRecord, type LifecycleReducer, parseRecord } from "../../services/node/agents/log-follower.js";
 import { queryTurn } from "../../services/node/agents/opencode/opencode-db.js";
-import { PiHistory } from "../../services/node/agents/pi/pi-history.js";
 import { piSessionReducer } from "../../services/node/agents/pi/session-log.js";
+import { createBuiltInAgents } from "../../services/node/agents/registry.js";
 import { liveTail } from "../../services/node/chat/chat-merge.js";
-import { fixtureFiles, fuzz, mutateJson, mutateJsonl, mutateText, type Random } from "./fuzz.js";
+import { type AgentFixtureSetup, loadFixtureSetup } from "../support/agent-fixture-setup.js";
+import { historyCaseFolders, placeCaseLog } from "../support/chat-history-fixtures.js";
+import { fixtureFiles, fuzz, mutateJson, mutateJsonl, mutateRows, mutateText, type Random } from "./fuzz.js";
 
 const AGENTS = join(import.meta.dirname, "../../services/node/agents");
 /** A live state file as Claude Code 2.1.x writes it (docs/status.md, "Per CLI"). */
@@ -55,6 +55,36 @@ function replay<S>(reducer: LifecycleReducer<S>, text: string): [S, S] {
   let backward = reducer.initial();
   for (let i = newestFirst.length - 1; i >= 0; i--) backward = reducer.apply(backward, newestFirst[i] as JsonRecord);
   return [forward, backward];
+}
+
+/**
+ * Reads a log whole with `reader`, then page by page (`page` messages each) with `walker`: ids are
+ * safe integers that increase, the pages cover the same messages, and lining the log up with a screen
+ * of its messages never throws.
+ */
+async function readAndPage(
+  reader: ChatHistoryReader | undefined,
+  walker: ChatHistoryReader | undefined,
+  log: ChatLogRef,
+  page: number,
+): Promise<void> {
+  if (!reader || !walker) throw new Error("a module with a history has a reader");
+  const whole = await reader.read(log, { limit: 500 });
+  if (!whole) throw new Error("a readable log must give a window");
+  const ids = whole.messages.map((m) => m.id);
+  expect(ids.every((id, i) => Number.isSafeInteger(id) && (i === 0 || id > (ids[i - 1] ?? 0)))).toBe(true);
+  const paged: number[] = [];
+  let before: number | undefined;
+  for (let guard = 0; guard <= ids.length + 1; guard++) {
+    const window = await walker.read(log, { limit: page, before });
+    if (!window) throw new Error("a page must be readable");
+    paged.unshift(...window.messages.map((m) => m.id));
+    if (!window.hasMore) break;
+    before = window.olderBefore;
+  }
+  expect(paged).toEqual(ids);
+  const screen = whole.messages.filter((_, i) => i % 2 === 0).reverse();
+  expect(liveTail(whole.messages, screen).tail.length).toBeLessThanOrEqual(screen.length);
 }
 
 /** The JSONL fixtures of one CLI. */
@@ -239,49 +269,46 @@ describe("fuzz: native logs", () => {
     );
   });
 
-  it("chat history of Claude Code, Codex, Copilot CLI, pi and Factory droid logs: never throws, ids increase, pages cover the same messages", async () => {
-    const logs = [
-      ...jsonlFixtures("claude").map((text) => ["claude", text] as const),
-      ...jsonlFixtures("codex").map((text) => ["codex", text] as const),
-      ...jsonlFixtures("copilot").map((text) => ["copilot", text] as const),
-      ...jsonlFixtures("pi").map((text) => ["pi", text] as const),
-      ...jsonlFixtures("droid").map((text) => ["droid", text] as const),
-    ];
-    const readers = {
-      claude: () => new ClaudeTranscriptHistory(),
-      codex: () => new CodexRolloutHistory(),
-      copilot: () => new CopilotEventsHistory(),
-      pi: () => new PiHistory(),
-      droid: () => new DroidHistory(),
-    };
-    const path = join(dir, "history.jsonl");
+  it("chat history of every CLI that keeps a native log: never throws, ids increase, pages cover the same messages", async () => {
+    // Every module of the registry with a history reader, over its own chat-history fixtures: a new
+    // CLI is in this by its fixtures alone.
+    const logs: { cli: Cli; setup: AgentFixtureSetup | undefined; text: string }[] = [];
+    for (const module of createBuiltInAgents().modules.filter((m) => m.history)) {
+      const setup = await loadFixtureSetup(AGENTS, module.name);
+      for (const { dir, cases } of await historyCaseFolders(join(AGENTS, module.name, "fixtures/chat-history"))) {
+        for (const log of new Set(cases.map((c) => c.log))) {
+          logs.push({ cli: module.cli, setup, text: await readFile(join(dir, log), "utf8") });
+        }
+      }
+    }
+    expect(new Set(logs.map((l) => l.cli)).size).toBeGreaterThanOrEqual(8);
     await fuzz(
       "chat history",
       (r) => {
-        const [cli, text] = r.pick(logs);
-        return { cli, text: mutateJsonl(r, text), page: 1 + r.int(4) };
+        const { cli, setup, text } = r.pick(logs);
+        return {
+          cli,
+          setup,
+          text: setup?.placeHistoryLog ? mutateRows(r, text) : mutateJsonl(r, text),
+          page: 1 + r.int(4),
+        };
       },
-      async ({ cli, text, page }) => {
-        await writeFile(path, text);
-        const reader = readers[cli];
-        const whole = await reader().read({ path, session: "" }, { limit: 500 });
-        if (!whole) throw new Error("a readable file must give a window");
-        const ids = whole.messages.map((m) => m.id);
-        expect(ids.every((id, i) => Number.isSafeInteger(id) && (i === 0 || id > (ids[i - 1] ?? 0)))).toBe(true);
-        const paged: number[] = [];
-        const walker = reader();
-        let before: number | undefined;
-        for (let guard = 0; guard <= ids.length + 1; guard++) {
-          const window = await walker.read({ path, session: "" }, { limit: page, before });
-          if (!window) throw new Error("a page must be readable");
-          paged.unshift(...window.messages.map((m) => m.id));
-          if (!window.hasMore) break;
-          before = window.olderBefore;
+      async ({ cli, setup, text, page }) => {
+        const source = join(await mkdtemp(join(dir, "history-")), "log");
+        await writeFile(source, text);
+        const c = { name: "fuzz", what: "", log: basename(source), screen: "inline:" };
+        // Rows a database refuses (a mutated row of the wrong shape) are the setup's, not the reader's.
+        const placed = await placeCaseLog(cli, setup, dirname(source), c, dir).catch(() => undefined);
+        if (!placed) return;
+        const { log } = placed;
+        // Fresh readers (nothing kept from an earlier read), closed after (a database's connections).
+        const [first, second] = [createBuiltInAgents(), createBuiltInAgents()];
+        try {
+          await readAndPage(first.historyFor(cli), second.historyFor(cli), log, page);
+        } finally {
+          first.close();
+          second.close();
         }
-        expect(paged).toEqual(ids);
-        // The screen lined up with the log: any of its messages, any order, never throws.
-        const screen = whole.messages.filter((_, i) => i % 2 === 0).reverse();
-        expect(liveTail(whole.messages, screen).tail.length).toBeLessThanOrEqual(screen.length);
       },
     );
   });
