@@ -91,6 +91,11 @@ lint: node_modules/.installed ## Biome, the import direction rules, buf lint, bu
 	# Imports point down only, and no file cycles (docs/architecture.md, "Layers"): web → gen; cli → gen,
 	# common; hub → the Node's entry point; the rules inside services/node/. A failure names the rule.
 	$(BIN)/depcruise --config .dependency-cruiser.cjs --output-type err services web
+	# The dashboard's sizes (docs/architecture.md, "The dashboard's layers"): no file in web/src over 350 lines, no
+	# component (a non-test file under web/src/components) over 300.
+	big="$$(find web/src -name '*.ts' -exec awk 'FNR==1 && NR>1 {print f, n} {f=FILENAME; n=FNR} END {print f, n}' {} + \
+		| awk '$$2 > 350 || ($$1 ~ /^web\/src\/components\// && $$1 !~ /\.test\.ts$$/ && $$2 > 300)')"
+	if [ -n "$$big" ]; then echo "over the dashboard's size limits (350 lines a file, 300 a component):" >&2; echo "$$big" >&2; exit 1; fi
 	$(BIN)/buf lint
 	# Breaking changes: the working tree against where it left main (the merge base, so a branch is not
 	# blamed for what main added since), and the newest commit against the one before it (on main itself

@@ -11,6 +11,7 @@ import {
   presetCli,
   readLastChoices,
   rememberChoices,
+  startedSentence,
   suggestedBranch,
 } from "./create-choices.js";
 import { MAX_RECENT_FOLDERS } from "./recent-folders.js";
@@ -126,6 +127,13 @@ describe("the create dialog's helpers", () => {
 
   it("suggests a branch from the name", () => {
     expect(suggestedBranch("--fix_it")).toBe("fix_it");
+  });
+
+  it("says where a session started, and on a worktree its branch and folder", () => {
+    expect(startedSentence("fix", "local")).toBe("Started fix on local.");
+    expect(startedSentence("fix", "box", { branch: "fix", path: "/p/.worktrees/fix" })).toBe(
+      "Started fix on box, on branch fix in /p/.worktrees/fix.",
+    );
   });
 
   it("suggests a node's session folders, newest activity first, each once", () => {

@@ -72,6 +72,13 @@ export function suggestedBranch(sessionName: string): string {
   return sessionName.replace(/^[-_]+/, "");
 }
 
+/** What the page says once a session started; on a worktree, its branch and folder too. */
+export function startedSentence(name: string, node: string, worktree?: { branch: string; path: string }): string {
+  return worktree
+    ? `Started ${name} on ${node}, on branch ${worktree.branch} in ${worktree.path}.`
+    : `Started ${name} on ${node}.`;
+}
+
 /** The arguments a preset runs, or the custom command line split without a shell. */
 export function presetArgv(preset: PresetId, custom: string): ArgvResult {
   if (preset !== "custom") return { argv: [...(CREATE_PRESETS.find((p) => p.id === preset)?.argv ?? [])] };

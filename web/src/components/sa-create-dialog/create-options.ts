@@ -8,6 +8,16 @@ import { relativeTime } from "../../state/session-labels.js";
 import { plainInput } from "../base/plain-input.js";
 import type { ConversationPicker } from "./conversation-picker.js";
 
+/** The node the session starts on, one of `nodes`. */
+export function renderNodeField(nodes: readonly string[], node: string, onChange: (e: Event) => void) {
+  return html`<div class="field">
+    <label for="create-node">Node</label>
+    <select id="create-node" @change=${onChange}>
+      ${nodes.map((n) => html`<option value=${n} ?selected=${n === node}>${n}</option>`)}
+    </select>
+  </div>`;
+}
+
 /** The choice of what the session runs, from the create dialog. */
 export interface RunsView {
   readonly preset: PresetId;

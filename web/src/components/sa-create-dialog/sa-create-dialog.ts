@@ -11,6 +11,7 @@ import {
   presetCli,
   readLastChoices,
   rememberChoices,
+  startedSentence,
   suggestedBranch,
 } from "../../state/create-choices.js";
 import { browserStorage } from "../../state/preferences.js";
@@ -19,7 +20,7 @@ import { nodeId, sessionPath } from "../../state/routes.js";
 import { LightElement } from "../base/light-element.js";
 import { plainInput } from "../base/plain-input.js";
 import { ConversationPicker } from "./conversation-picker.js";
-import { renderResume, renderRuns, renderWorktree } from "./create-options.js";
+import { renderNodeField, renderResume, renderRuns, renderWorktree } from "./create-options.js";
 import { FolderBrowser } from "./folder-browser.js";
 import { type FolderPickerView, renderFolderPicker, renderRecentFolders } from "./folder-picker-view.js";
 
@@ -109,12 +110,7 @@ export class SaCreateDialog extends LightElement {
       <form class="dialog-body" @submit=${this.onSubmit} novalidate>
         <h2 id="create-title">New session</h2>
         ${this.error ? html`<p class="form-error" role="alert">${this.error}</p>` : nothing}
-        <div class="field">
-          <label for="create-node">Node</label>
-          <select id="create-node" @change=${this.onNodeChange}>
-            ${nodes.map((n) => html`<option value=${n} ?selected=${n === this.node}>${n}</option>`)}
-          </select>
-        </div>
+        ${renderNodeField(nodes, this.node, this.onNodeChange)}
         <div class="field">
           <label for="create-name">Name <span class="hint">letters, digits, - and _; becomes the tmux session name</span></label>
           ${plainInput({
@@ -223,7 +219,6 @@ export class SaCreateDialog extends LightElement {
     return ids.length > 0 ? ids : ["local"];
   }
 
-  /** Folders of the node's sessions, newest activity first, as suggestions. */
   private readonly onSubmit = (e: SubmitEvent) => {
     e.preventDefault();
     void this.create();
@@ -267,13 +262,8 @@ export class SaCreateDialog extends LightElement {
         this.recent,
       );
       this.close();
-      const wt = res.session?.worktree;
-      app.toast(
-        wt
-          ? `Started ${name} on ${this.node}, on branch ${wt.branch} in ${wt.path}.`
-          : `Started ${name} on ${this.node}.`,
-      );
       const s = res.session;
+      app.toast(startedSentence(name, this.node, s?.worktree));
       app.navigate(sessionPath(s?.node ?? this.node, s?.tmuxSession ?? name));
     } catch (err) {
       this.fail(describeError(err));
