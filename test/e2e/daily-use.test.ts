@@ -280,6 +280,39 @@ describe("daily use in the dashboard", () => {
   );
 
   it(
+    "opens New session asked for before the dialogs' code has loaded, once it has, its name field focused",
+    async () => {
+      const v = await pages.add(f.browser, DESKTOP);
+      // The chunk of the dialogs and the session view (components/define-views.ts) is held back.
+      let release = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let asked = false;
+      await v.page.route("**/assets/define-views-*.js", async (route) => {
+        asked = true;
+        await released;
+        await route.continue();
+      });
+      await f.login(v.page);
+      await v.page.locator("sa-session-list").waitFor();
+      // The page fetches it once the list is on screen, while the person reads.
+      await waitFor(() => asked, "the views' chunk to be asked for");
+      await v.page.locator("body").focus();
+      await v.page.keyboard.press("n");
+      await v.page.waitForTimeout(300);
+      expect(await v.page.locator("sa-create-dialog dialog[open]").count()).toBe(0);
+      release();
+      await v.page.locator("sa-create-dialog dialog[open]").waitFor();
+      await waitFor(
+        () => v.page.evaluate(() => document.activeElement?.id === "create-name"),
+        "the name field focused",
+      );
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     "shows every tab of a session beside Stop on a phone, none clipped",
     async () => {
       await withSession("phone-tabs", ["sleep", "600"], async (id) => {

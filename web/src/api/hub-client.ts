@@ -4,16 +4,16 @@ import { createContext } from "@lit/context";
 import { NodeService } from "../../../gen/staragent/v1/node_service_pb.js";
 import { NotificationService } from "../../../gen/staragent/v1/notification_service_pb.js";
 import { SessionService } from "../../../gen/staragent/v1/session_service_pb.js";
-import { TerminalStream } from "../../../gen/staragent/v1/terminal_stream_pb.js";
-import { WorkspaceService } from "../../../gen/staragent/v1/workspace_service_pb.js";
 import { LOGIN_KEY_HEADER, loginKey } from "./login-key.js";
 
-/** The three services of the Hub, as the dashboard calls them. */
+/**
+ * The services of the Hub the first session list calls, and the transport for the others (an open
+ * session's terminal and workspace: session-clients.ts).
+ */
 export interface HubClient {
+  readonly transport: Transport;
   readonly sessions: Client<typeof SessionService>;
   readonly nodes: Client<typeof NodeService>;
-  readonly terminal: Client<typeof TerminalStream>;
-  readonly workspace: Client<typeof WorkspaceService>;
   readonly notifications: Client<typeof NotificationService>;
 }
 
@@ -25,10 +25,9 @@ export interface HubClient {
 export function createHubClient(baseUrl: string = location.origin): HubClient {
   const transport: Transport = createConnectTransport({ baseUrl, useBinaryFormat: true, interceptors: [sendLoginKey] });
   return {
+    transport,
     sessions: createClient(SessionService, transport),
     nodes: createClient(NodeService, transport),
-    terminal: createClient(TerminalStream, transport),
-    workspace: createClient(WorkspaceService, transport),
     notifications: createClient(NotificationService, transport),
   };
 }

@@ -22,6 +22,7 @@ import { StoreController } from "../../state/store-controller.js";
 import { WakeWatcher } from "../../state/wake-watcher.js";
 import { LightElement } from "../base/light-element.js";
 import type { SaEvent, SaEventDetails } from "../events.js";
+import { loadViews, routeNeedsViews, viewElement, warmLaterViews } from "../lazy-views.js";
 import type { SaToasts } from "../sa-toasts/sa-toasts.js";
 import { renderPanes, renderTopBar, routedClick } from "./app-layout.js";
 import { renderAppMenu, testNotification, toggleNotifications } from "./app-menu.js";
@@ -33,9 +34,6 @@ import { renderAppMenu, testNotification, toggleNotifications } from "./app-menu
 const HIDDEN_RELEASE_MS = 60_000;
 /** The dialog element each `sa-open-dialog` opens. */
 const DIALOGS = { create: "sa-create-dialog", adopt: "sa-adopt-dialog", webhooks: "sa-webhooks-dialog" } as const;
-/** How long the page waits to warm the terminal's code where the browser has no idle callback. */
-const WARM_FALLBACK_MS = 500;
-
 /**
  * The dashboard's shell: it owns the page's stores (router, preferences, the hub streams, sessions and
  * nodes), provides them to every view through a context, and lays out the top bar, the list and the
@@ -75,11 +73,8 @@ export class SaApp extends LightElement {
   });
   private readonly timing = new ListTiming(this, {
     list: () => this.querySelector("sa-session-list"),
-    // Warm the terminal's code while the person reads the list.
-    firstListShown: () => {
-      const idle = window.requestIdleCallback ?? ((cb: () => void) => setTimeout(cb, WARM_FALLBACK_MS));
-      idle(() => void import("../sa-terminal/define.js"));
-    },
+    // Warm the session view's and the terminal's code while the person reads the list.
+    firstListShown: warmLaterViews,
   });
 
   /** Milliseconds from receiving a WatchSessions event to the list showing it (newest last). */
@@ -114,7 +109,7 @@ export class SaApp extends LightElement {
       [
         this,
         "sa-stop-session",
-        (e) => this.querySelector("sa-stop-dialog")?.open((e as SaEvent<"sa-stop-session">).detail),
+        (e) => void viewElement(this, "sa-stop-dialog").then((d) => d?.open((e as SaEvent<"sa-stop-session">).detail)),
       ],
     ]);
     new ShortcutsController(this, {
@@ -175,6 +170,7 @@ export class SaApp extends LightElement {
 
   protected override render() {
     const route = this.router.route;
+    if (routeNeedsViews(route)) void loadViews();
     if (route.page === "login" || this.streams.auth === "out") {
       const next = route.page === "login" ? route.next : this.router.here;
       return html`<sa-login .next=${next} @sa-logged-in=${(e: SaEvent<"sa-logged-in">) => this.onLoggedIn(e.detail)}></sa-login>
@@ -274,7 +270,7 @@ export class SaApp extends LightElement {
   /** Opens a dialog (New session, Adopt, Webhooks); true, so a shortcut that opened it takes its key. */
   private openDialog(which: SaEventDetails["sa-open-dialog"]): true {
     this.closeMenu();
-    this.querySelector(DIALOGS[which])?.open();
+    void viewElement(this, DIALOGS[which]).then((dialog) => dialog?.open());
     return true;
   }
 

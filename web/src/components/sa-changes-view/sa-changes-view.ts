@@ -11,6 +11,7 @@ import {
   type GetFileDiffResponse,
 } from "../../../../gen/staragent/v1/workspace_service_pb.js";
 import { describeError } from "../../api/errors.js";
+import { workspaceClient } from "../../api/session-clients.js";
 import { type AppServices, appContext } from "../../state/app-context.js";
 import { sessionPath } from "../../state/routes.js";
 import {
@@ -91,7 +92,7 @@ export class SaChangesView extends LightElement {
     const s = this.session;
     if (!s || !this.app) return;
     try {
-      this.changes = await this.app.hub.workspace.getChanges({ name: s.name });
+      this.changes = await workspaceClient(this.app.hub).getChanges({ name: s.name });
       this.error = "";
       this.notRepository = false;
       if (this.selected) void this.loadDiff(this.selected.path, this.selected.staged, false);
@@ -111,7 +112,7 @@ export class SaChangesView extends LightElement {
       this.shownLines = DIFF_PAGE_LINES;
     }
     try {
-      const diff = await this.app.hub.workspace.getFileDiff({ name: s.name, path, staged });
+      const diff = await workspaceClient(this.app.hub).getFileDiff({ name: s.name, path, staged });
       if (this.selected?.path === path && this.selected.staged === staged) {
         this.diff = diff;
         this.diffError = "";

@@ -6,6 +6,7 @@ import { unsafeHTML } from "lit/directives/unsafe-html.js";
 import type { Session } from "../../../../gen/staragent/v1/session_pb.js";
 import { type FileEntry, FileKind } from "../../../../gen/staragent/v1/workspace_service_pb.js";
 import { describeError } from "../../api/errors.js";
+import { workspaceClient } from "../../api/session-clients.js";
 import { type AppServices, appContext } from "../../state/app-context.js";
 import { relativeTime } from "../../state/session-labels.js";
 import { renderMarkdown } from "../../util/markdown.js";
@@ -68,7 +69,7 @@ export class SaFilesView extends LightElement {
     const s = this.session;
     if (!s || !this.app) return;
     try {
-      const res = await this.app.hub.workspace.listFiles({
+      const res = await workspaceClient(this.app.hub).listFiles({
         name: s.name,
         path: folder,
         pageSize: FOLDER_PAGE_SIZE,
@@ -88,7 +89,7 @@ export class SaFilesView extends LightElement {
     if (!s || !this.app) return;
     this.preview = { kind: "loading", path: entry.path };
     try {
-      const res = await this.app.hub.workspace.readFile({ name: s.name, path: entry.path });
+      const res = await workspaceClient(this.app.hub).readFile({ name: s.name, path: entry.path });
       if (this.imageUrl) URL.revokeObjectURL(this.imageUrl);
       this.imageUrl = "";
       if (res.mimeType.startsWith("image/")) {

@@ -4,6 +4,7 @@ import { FitAddon } from "@xterm/addon-fit";
 import type { IDisposable, Terminal } from "@xterm/xterm";
 import { html, type PropertyValues } from "lit";
 import { property, state } from "lit/decorators.js";
+import { terminalClient } from "../../api/session-clients.js";
 import { ClipboardOfferController } from "../../controllers/clipboard-offer.js";
 import { FullscreenController } from "../../controllers/fullscreen.js";
 import { IntervalController } from "../../controllers/interval.js";
@@ -250,12 +251,10 @@ export class SaTerminal extends LightElement {
     const { term, echo, scrollback } = this;
     if (this.conn || !this.app || !this.sessionName || !term || !echo || !scrollback) return;
     this.conn = new TerminalConnection({
-      client: this.app.hub.terminal,
+      client: terminalClient(this.app.hub),
       name: this.sessionName,
       size: () => this.fitter.measure(),
-      onState: (s) => {
-        this.connection = s;
-      },
+      onState: (s) => (this.connection = s),
       onInputProblem: (message) => this.app?.toast(message, "error"),
       sink: xtermSink(term, {
         scrollback,
