@@ -1,8 +1,20 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { WatchEventType } from "../gen/staragent/v1/session_service_pb.js";
-import { cpuTicks, FLEET_CLIS, startAgentFleet } from "./agent-fleet.js";
+import { WATCH_IDLE_INTERVAL_MS } from "../services/node/status/watch-loop.js";
+import { paneFormat } from "../services/node/tmux/panes.js";
+import { type AgentFleet, cpuTicks, FLEET_CLIS, startAgentFleet } from "./agent-fleet.js";
+
+const execFileAsync = promisify(execFile);
 
 /** Idle agent sessions watched (issue 3: the watch loop's CPU with 100 idle agent sessions). */
 const SESSIONS = 100;
+/**
+ * BENCH_CLIS (comma-separated stand-in names) narrows the fleet to those CLIs, to split the cost by CLI;
+ * BENCH_CPU_PROFILE_DIR makes the Hub write a CPU profile there when it stops.
+ */
+const CLIS = process.env.BENCH_CLIS?.split(",").filter((c) => c !== "") ?? FLEET_CLIS;
+const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
 /** Time after the watcher connects before measuring, so start-up work is not counted. */
 const WARMUP_MS = 5_000;
 /** The measured window. */
@@ -19,7 +31,7 @@ const TICKS_PER_SECOND = 100;
  */
 export async function run(): Promise<void> {
   const setupStart = Date.now();
-  const fleet = await startAgentFleet(SESSIONS);
+  const fleet = await startAgentFleet(SESSIONS, { clis: CLIS, cpuProfileDir: CPU_PROFILE_DIR });
   const stop = new AbortController();
   try {
     console.log(`fleet of ${SESSIONS} idle sessions ready in ${((Date.now() - setupStart) / 1000).toFixed(0)} s`);
@@ -50,7 +62,7 @@ export async function run(): Promise<void> {
     const tmuxClients = pct(hubAfter.children - hubBefore.children);
     const tmuxServer = pct(tmuxAfter.self - tmuxBefore.self);
     console.log(
-      `window ${seconds.toFixed(1)} s, ${SESSIONS} idle sessions of ${FLEET_CLIS.join(", ")} (half of them two per folder), 1 watcher`,
+      `window ${seconds.toFixed(1)} s, ${SESSIONS} idle sessions of ${CLIS.join(", ")} (half of them two per folder), 1 watcher`,
     );
     console.log("part                                % of one core");
     console.log(`hub process (utime+stime)           ${hubSelf.toFixed(2).padStart(6)}`);
@@ -60,10 +72,52 @@ export async function run(): Promise<void> {
     console.log(
       `events in the window: ${counts.upserted} upserted sessions, ${counts.removed} removed, ${counts.heartbeat} heartbeats`,
     );
+    // The floor in the same run: an idle look's one spawned command alone, with the Hub paused.
+    process.kill(hubPid, "SIGSTOP");
+    try {
+      const floor = await listPanesFloor(fleet, seconds);
+      console.log(
+        `floor, the Hub paused: this process spawning \`tmux list-panes -a\` of the same ${SESSIONS} panes every ${WATCH_IDLE_INTERVAL_MS} ms`,
+      );
+      console.log(`  spawning it (this process)          ${pct(floor.self).toFixed(2).padStart(6)}`);
+      console.log(`  the tmux commands                   ${pct(floor.children).toFixed(2).padStart(6)}`);
+      console.log(`  tmux server                         ${pct(floor.server).toFixed(2).padStart(6)}`);
+      console.log(
+        `  total                               ${pct(floor.self + floor.children + floor.server)
+          .toFixed(2)
+          .padStart(6)}`,
+      );
+    } finally {
+      process.kill(hubPid, "SIGCONT");
+    }
     stop.abort();
     await watching;
   } finally {
     stop.abort();
     await fleet.close();
   }
+}
+
+/**
+ * CPU ticks of `tmux list-panes -a` with the Hub's format, run from this process every
+ * WATCH_IDLE_INTERVAL_MS for `seconds` (execFile, as a bare Node.js program would): this process's own
+ * ticks (spawning it), its children's (the tmux commands) and the tmux server's.
+ */
+async function listPanesFloor(
+  fleet: AgentFleet,
+  seconds: number,
+): Promise<{ self: number; children: number; server: number }> {
+  const format = paneFormat().format;
+  const [before, serverBefore] = await Promise.all([cpuTicks(process.pid), cpuTicks(fleet.tmuxServerPid)]);
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    await execFileAsync("tmux", ["-L", fleet.tmux.socketName, "list-panes", "-a", "-F", format]);
+    await new Promise((r) => setTimeout(r, WATCH_IDLE_INTERVAL_MS));
+  }
+  const [after, serverAfter] = await Promise.all([cpuTicks(process.pid), cpuTicks(fleet.tmuxServerPid)]);
+  return {
+    self: after.self - before.self,
+    children: after.children - before.children,
+    server: serverAfter.self - serverBefore.self,
+  };
 }
