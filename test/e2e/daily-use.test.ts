@@ -47,7 +47,8 @@ describe("daily use in the dashboard", () => {
         await dialog.getByLabel("A shell").check();
         await dialog.locator("button:has-text('Start session')").click();
         await v.page.waitForURL((u) => u.pathname === `/sessions/local/${id}`);
-        // The "Started …" message stays clear of the terminal's lower half, where an agent's input line is.
+        // The "Started …" message stays clear of the terminal's lower half, where an agent's input line is,
+        // and of the session's own controls (its way back to the list, Stop).
         const overlap = await waitFor(
           () =>
             v.page.evaluate((text) => {
@@ -55,12 +56,22 @@ describe("daily use in the dashboard", () => {
                 t.textContent?.includes(text),
               );
               const panel = document.querySelector("sa-session-view .terminal-panel")?.getBoundingClientRect();
-              if (!toast || !panel || panel.height === 0) return undefined;
-              return { toastBottom: toast.getBoundingClientRect().bottom, panelMiddle: panel.top + panel.height / 2 };
+              const controls = [...document.querySelectorAll("sa-session-view .stop-button, sa-session-view a")];
+              if (!toast || !panel || panel.height === 0 || controls.length === 0) return undefined;
+              const box = toast.getBoundingClientRect();
+              const covered = controls
+                .filter((c) => {
+                  const r = c.getBoundingClientRect();
+                  if (r.width === 0) return false;
+                  return r.left < box.right && r.right > box.left && r.top < box.bottom && r.bottom > box.top;
+                })
+                .map((c) => c.textContent?.trim() ?? "");
+              return { toastBottom: box.bottom, panelMiddle: panel.top + panel.height / 2, covered };
             }, `Started ${id} on local`),
           "the toast and the terminal's panel",
         );
         expect(overlap.toastBottom).toBeLessThanOrEqual(overlap.panelMiddle);
+        expect(overlap.covered).toEqual([]);
         const session = await waitFor(
           async () => (await f.sessions.getSession({ name: `nodes/local/sessions/${id}` })).session,
           `${id} to exist`,
