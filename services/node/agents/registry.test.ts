@@ -188,8 +188,8 @@ describe("AgentRegistry", () => {
       expect(agents.chatParserFor(module.cli)).toBe(module.chatParser);
       expect(agents.historyFor(module.cli)).toBe(module.history);
     }
-    // The agent CLIs are adoptable; a shell and other programs are not.
-    expect([Cli.CLAUDE, Cli.CODEX, Cli.OPENCODE].every((c) => agents.adoptable(c))).toBe(true);
+    // The agent CLIs (each module that reads a native log) are adoptable; a shell and other programs are not.
+    for (const module of agents.modules) expect(module.adoptable, module.name).toBe(module.history !== undefined);
     expect(agents.adoptable(Cli.SHELL) || agents.adoptable(Cli.OTHER)).toBe(false);
     expect(agents.chatParserFor(Cli.OTHER).cli).toBe(Cli.OTHER);
   });

@@ -5,20 +5,26 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatRole, Cli, StatusReason } from "../../../gen/staragent/v1/session_pb.js";
 import type { GetChatResponse } from "../../../gen/staragent/v1/session_service_pb.js";
 import { failureOf, type HubFixture, startHubFixture } from "../../../test/foundation/hub-fixture.js";
+import { standIns } from "../../../test/support/agent-fixture-setup.js";
 import { REPO_ROOT, runCli, STARAGENT_BIN } from "../../../test/support/servers.js";
 import { waitFor } from "../../../test/support/wait.js";
+import { createBuiltInAgents } from "../agents/registry.js";
 import { MAX_CHAT_TEXT_BYTES } from "./chat-text.js";
 
 /** The stand-in CLIs (test/stand-ins) come first on the stand-in session's PATH (tmux's `-e` does not set PATH). */
 const STAND_INS = join(REPO_ROOT, "test/stand-ins");
 /** The shell prompt of the test shells, so the shell parser has a known prompt to find. */
 const PROMPT = "chat-test$ ";
-/** Sessions running the stand-in CLIs, and the text each draws once it takes input. */
-const STAND_IN_SESSIONS = [
-  ["cc", "claude", "? for shortcuts"],
-  ["cx", "codex", "Ask Codex to do anything"],
-  ["oc", "opencode", "Ask anything"],
-] as const;
+/**
+ * Sessions running the stand-in CLIs: Claude Code's as `cc` (the tests of its input box and approval),
+ * and one for every other CLI the registry has a stand-in for, named by its command.
+ */
+const STAND_IN_SESSIONS: readonly (readonly [session: string, command: string, unsetEnv: readonly string[]])[] = (
+  await standIns(
+    join(REPO_ROOT, "services/node/agents"),
+    createBuiltInAgents().modules.map((m) => m.name),
+  )
+).map((s) => [s.command === "claude" ? "cc" : s.command, s.command, s.unsetEnv] as const);
 /** True while a process exists. */
 function alive(pid: number): boolean {
   try {
@@ -59,8 +65,9 @@ describe("chat through a real Hub process", () => {
       );
     await start("sh", `bash --noprofile --rcfile ${rcfile}`);
     await start("staragent-node", `bash --noprofile --rcfile ${rcfile}`);
-    for (const [session, cli] of STAND_IN_SESSIONS) {
-      await start(session, `env PATH=${STAND_INS}:${process.env.PATH ?? ""} ${cli}`);
+    for (const [session, cli, unsetEnv] of STAND_IN_SESSIONS) {
+      const unset = unsetEnv.map((v) => `-u ${v} `).join("");
+      await start(session, `env ${unset}PATH=${STAND_INS}:${process.env.PATH ?? ""} ${cli}`);
     }
     await waitFor(async () => (await screen("sh")).includes(PROMPT.trim()), "the test shell's prompt");
     await waitFor(async () => (await screen("staragent-node")).includes(PROMPT.trim()), "the system shell's prompt");
@@ -181,9 +188,14 @@ describe("chat through a real Hub process", () => {
     await f.tmux.run("send-keys", "-t", "=cc:", "Escape");
   });
 
-  it("reads the Codex and opencode stand-ins' conversations, delivery confirmed by their native state", async () => {
-    for (const [session, cli, ready] of STAND_IN_SESSIONS.filter(([s]) => s !== "cc")) {
-      await waitFor(async () => (await screen(session)).includes(ready), `the ${cli} stand-in's input`);
+  it("reads every other stand-in's conversation, delivery confirmed by its native state", async () => {
+    expect(STAND_IN_SESSIONS.length).toBeGreaterThanOrEqual(9);
+    for (const [session, cli] of STAND_IN_SESSIONS.filter(([s]) => s !== "cc")) {
+      await waitFor(
+        async () =>
+          (await f.sessions.getSession({ name: name(session) })).session?.statusReason === StatusReason.NO_TURN,
+        `the ${cli} stand-in's native state read, no turn yet`,
+      );
       const res = await f.sessions.sendChatMessage({ name: name(session), text: `hello ${cli}` });
       expect(res).toMatchObject({ confirmed: true, confirmationDetail: `${cli} native log shows the new user turn` });
       const read = await waitFor(async () => {
