@@ -8,7 +8,7 @@ import {
   PROCESS_START_SLACK_MS,
   wholeScreen,
 } from "../agent.js";
-import { bindProcessLog, freshLog } from "../bound-log.js";
+import { bindProcessLog, freshLog, logSignals } from "../bound-log.js";
 import { LogBinder } from "../log-binding.js";
 import { LogFollower } from "../log-follower.js";
 import type { ProcessInfo } from "../process-table.js";
@@ -114,18 +114,15 @@ export class DroidModule implements AgentModule {
       details.push(justInterrupted ? "interrupted, still cancelling on screen" : "working on screen");
     }
     const usage = fresh && path ? await readDroidUsage(path) : undefined;
-    return {
-      usage,
+    return logSignals({
+      fresh,
+      state,
       turn,
-      completionId: turn === "completed" ? (state?.completionId ?? "") : "",
       prompt,
-      detail: details.join("; "),
-      lastActivity: fresh ? new Date(fresh.mtimeMs) : undefined,
-      lastUserTurn: state?.lastUserTurn ?? "",
-      hasNativeLog: true,
-      chatLog: path ? { path, session: "" } : undefined,
-      chatLogDetail: bound.how,
-      statePaths: [path ? dirname(path) : folder],
-    };
+      details,
+      usage,
+      ...bound,
+      statePath: path ? dirname(path) : folder,
+    });
   }
 }

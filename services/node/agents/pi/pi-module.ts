@@ -8,7 +8,7 @@ import {
   PROCESS_START_SLACK_MS,
   wholeScreen,
 } from "../agent.js";
-import { bindProcessLog, freshLog } from "../bound-log.js";
+import { bindProcessLog, freshLog, logSignals } from "../bound-log.js";
 import { LogBinder } from "../log-binding.js";
 import { LogFollower } from "../log-follower.js";
 import type { ProcessInfo } from "../process-table.js";
@@ -117,18 +117,7 @@ export class PiModule implements AgentModule {
       details.push("working on screen");
     }
     const totals = fresh && path ? await this.usage.read(path) : undefined;
-    return {
-      usage: totals ? piUsage(totals.state) : undefined,
-      turn,
-      completionId: turn === "completed" ? (state?.completionId ?? "") : "",
-      prompt,
-      detail: details.join("; "),
-      lastActivity: fresh ? new Date(fresh.mtimeMs) : undefined,
-      lastUserTurn: state?.lastUserTurn ?? "",
-      hasNativeLog: true,
-      chatLog: path ? { path, session: "" } : undefined,
-      chatLogDetail: bound.how,
-      statePaths: [folder],
-    };
+    const usage = totals ? piUsage(totals.state) : undefined;
+    return logSignals({ fresh, state, turn, prompt, details, usage, ...bound, statePath: folder });
   }
 }
