@@ -35,6 +35,8 @@ function alive(pid: number): boolean {
   }
 }
 const name = (session: string) => `nodes/local/sessions/${session}`;
+/** Time the conversation test takes at most per stand-in CLI (each started, sent to and answered in turn). */
+const STAND_IN_TEST_MS_PER_CLI = 20_000;
 
 describe("chat through a real Hub process", () => {
   let f: HubFixture;
@@ -188,26 +190,30 @@ describe("chat through a real Hub process", () => {
     await f.tmux.run("send-keys", "-t", "=cc:", "Escape");
   });
 
-  it("reads every other stand-in's conversation, delivery confirmed by its native state", async () => {
-    expect(STAND_IN_SESSIONS.length).toBeGreaterThanOrEqual(9);
-    for (const [session, cli] of STAND_IN_SESSIONS.filter(([s]) => s !== "cc")) {
-      await waitFor(
-        async () =>
-          (await f.sessions.getSession({ name: name(session) })).session?.statusReason === StatusReason.NO_TURN,
-        `the ${cli} stand-in's native state read, no turn yet`,
-      );
-      const res = await f.sessions.sendChatMessage({ name: name(session), text: `hello ${cli}` });
-      expect(res).toMatchObject({ confirmed: true, confirmationDetail: `${cli} native log shows the new user turn` });
-      const read = await waitFor(async () => {
-        const c = await chat(session);
-        return c.messages.some((m) => m.role === ChatRole.ASSISTANT && m.text.includes(`Done: hello ${cli}`)) && c;
-      }, `the ${cli} stand-in's answer`);
-      expect(read.messages.map((m) => [ChatRole[m.role], m.text])).toEqual([
-        ["USER", `hello ${cli}`],
-        ["ASSISTANT", `Done: hello ${cli}`],
-      ]);
-    }
-  });
+  it(
+    "reads every other stand-in's conversation, delivery confirmed by its native state",
+    async () => {
+      expect(STAND_IN_SESSIONS.length).toBeGreaterThanOrEqual(9);
+      for (const [session, cli] of STAND_IN_SESSIONS.filter(([s]) => s !== "cc")) {
+        await waitFor(
+          async () =>
+            (await f.sessions.getSession({ name: name(session) })).session?.statusReason === StatusReason.NO_TURN,
+          `the ${cli} stand-in's native state read, no turn yet`,
+        );
+        const res = await f.sessions.sendChatMessage({ name: name(session), text: `hello ${cli}` });
+        expect(res).toMatchObject({ confirmed: true, confirmationDetail: `${cli} native log shows the new user turn` });
+        const read = await waitFor(async () => {
+          const c = await chat(session);
+          return c.messages.some((m) => m.role === ChatRole.ASSISTANT && m.text.includes(`Done: hello ${cli}`)) && c;
+        }, `the ${cli} stand-in's answer`);
+        expect(read.messages.map((m) => [ChatRole[m.role], m.text])).toEqual([
+          ["USER", `hello ${cli}`],
+          ["ASSISTANT", `Done: hello ${cli}`],
+        ]);
+      }
+    },
+    STAND_IN_TEST_MS_PER_CLI * STAND_IN_SESSIONS.length,
+  );
 
   it("`staragent send` and `staragent chat [--follow]` print the chat", async () => {
     const sent = await runCli(["send", "sh", "echo via-cli"], f.cliEnv);
