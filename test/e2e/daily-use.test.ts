@@ -324,6 +324,27 @@ describe("daily use in the dashboard", () => {
   );
 
   it(
+    "says when the dialogs' code could not be fetched, and fetches it again on the next try",
+    async () => {
+      const v = await pages.add(f.browser, DESKTOP);
+      let refuse = true;
+      await v.page.route("**/assets/define-views-*.js", (route) =>
+        refuse ? route.abort("internetdisconnected") : route.continue(),
+      );
+      await f.login(v.page);
+      await v.page.locator("sa-session-list").waitFor();
+      await v.page.locator("body").focus();
+      await v.page.keyboard.press("n");
+      await v.page.locator("sa-toasts .toast-error", { hasText: "could not be loaded" }).waitFor();
+      refuse = false;
+      await v.page.locator("body").focus();
+      await v.page.keyboard.press("n");
+      await v.page.locator("sa-create-dialog dialog[open]").waitFor();
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     "shows every tab of a session beside Stop on a phone, none clipped",
     async () => {
       await withSession("phone-tabs", ["sleep", "600"], async (id) => {

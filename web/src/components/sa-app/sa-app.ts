@@ -22,7 +22,7 @@ import { StoreController } from "../../state/store-controller.js";
 import { WakeWatcher } from "../../state/wake-watcher.js";
 import { LightElement } from "../base/light-element.js";
 import type { SaEvent, SaEventDetails } from "../events.js";
-import { loadViews, routeNeedsViews, viewElement, warmLaterViews } from "../lazy-views.js";
+import { ensureViews, routeNeedsViews, viewElement, warmLaterViews } from "../lazy-views.js";
 import type { SaToasts } from "../sa-toasts/sa-toasts.js";
 import { renderPanes, renderTopBar, routedClick } from "./app-layout.js";
 import { renderAppMenu, testNotification, toggleNotifications } from "./app-menu.js";
@@ -109,7 +109,10 @@ export class SaApp extends LightElement {
       [
         this,
         "sa-stop-session",
-        (e) => void viewElement(this, "sa-stop-dialog").then((d) => d?.open((e as SaEvent<"sa-stop-session">).detail)),
+        (e) =>
+          void viewElement(this, "sa-stop-dialog", this.services.toast).then((d) =>
+            d?.open((e as SaEvent<"sa-stop-session">).detail),
+          ),
       ],
     ]);
     new ShortcutsController(this, {
@@ -170,7 +173,7 @@ export class SaApp extends LightElement {
 
   protected override render() {
     const route = this.router.route;
-    if (routeNeedsViews(route)) void loadViews();
+    if (routeNeedsViews(route)) ensureViews(this.services.toast);
     if (route.page === "login" || this.streams.auth === "out") {
       const next = route.page === "login" ? route.next : this.router.here;
       return html`<sa-login .next=${next} @sa-logged-in=${(e: SaEvent<"sa-logged-in">) => this.onLoggedIn(e.detail)}></sa-login>
@@ -270,7 +273,7 @@ export class SaApp extends LightElement {
   /** Opens a dialog (New session, Adopt, Webhooks); true, so a shortcut that opened it takes its key. */
   private openDialog(which: SaEventDetails["sa-open-dialog"]): true {
     this.closeMenu();
-    void viewElement(this, DIALOGS[which]).then((dialog) => dialog?.open());
+    void viewElement(this, DIALOGS[which], this.services.toast).then((dialog) => dialog?.open());
     return true;
   }
 
