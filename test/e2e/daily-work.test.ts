@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Code } from "@connectrpc/connect";
+import type { Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SessionStatus, StatusReason } from "../../gen/staragent/v1/session_pb.js";
 import { expectCode } from "../support/codes.js";
@@ -71,6 +72,7 @@ describe("daily work in the dashboard", () => {
       async () => {
         const name = `nodes/local/sessions/${id}`;
         await f.sessions.createSession({ parent: "nodes/local", sessionId: id, cwd: f.dir, command: [...command] });
+        let held: Page | undefined;
         try {
           const desktop = await pages.add(f.browser, DESKTOP);
           await f.login(desktop.page, `/sessions/local/${id}`);
@@ -88,6 +90,7 @@ describe("daily work in the dashboard", () => {
             await new Promise((r) => setTimeout(r, 700));
             await route.fulfill({ response });
           });
+          held = desktop.page;
           await desktop.page.locator("sa-terminal button", { hasText: "Take over size" }).click();
           await waitFor(async () => (await terminalSize(desktop.page)).cols === wide.cols, "the desktop's size back");
           for (const [viewer, page] of [
@@ -113,6 +116,8 @@ describe("daily work in the dashboard", () => {
             );
           }
         } finally {
+          // A resize still held when the test ends has nowhere to go once the page closes.
+          await held?.unrouteAll({ behavior: "ignoreErrors" });
           await f.sessions.stopSession({ name }).catch(() => undefined);
         }
       },

@@ -69,6 +69,13 @@ async function openCountingFifo(path: string): Promise<{ firstReader(): Promise<
   };
 }
 
+/**
+ * The change-kinds test: two repositories built with some thirty git commands, a dozen calls through
+ * the Hub to the Node, and five starts of the `staragent` command (4.6 s on a quiet machine, 16 s on a
+ * CI run, over 30 s on a machine also building and running a browser).
+ */
+const KINDS_TEST_MS = 90_000;
+
 describe("WorkspaceService through the Hub, for sessions on a remote Node, on real git repositories", () => {
   const nodeToken = testToken();
   let dir: string;
@@ -114,113 +121,117 @@ describe("WorkspaceService through the Hub, for sessions on a remote Node, on re
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("lists every change kind with staged/unstaged parts, line counts, binary files, odd names and a submodule", async () => {
-    const lib = await newRepo(join(dir, "lib"));
-    await writeFile(join(lib, "lib.txt"), "lib\n");
-    git(lib, "add", ".");
-    git(lib, "commit", "-qm", "lib");
-    const repo = await newRepo(join(dir, "kinds"));
-    git(repo, "config", "status.renames", "copies");
-    await writeFile(join(repo, "a.txt"), "one\ntwo\n");
-    await writeFile(join(repo, "both.txt"), "1\n2\n3\n");
-    await writeFile(join(repo, "rename me.txt"), "stays the same\n".repeat(5));
-    await writeFile(join(repo, "gone.txt"), "bye\n");
-    await writeFile(join(repo, "typechange"), "a file\n");
-    await writeFile(join(repo, "orig.txt"), "copied content\n".repeat(10));
-    await writeFile(join(repo, "img.bin"), Buffer.from([0, 1, 2, 3]));
-    git(repo, "add", ".");
-    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "sub");
-    git(repo, "commit", "-qm", "first");
-    // The changes an agent might leave.
-    await writeFile(join(repo, "a.txt"), "one\nTWO\nthree\n");
-    await writeFile(join(repo, "both.txt"), "1\n2\n3\n4\n");
-    git(repo, "add", "both.txt");
-    await writeFile(join(repo, "both.txt"), "1\n2\n3\n4\n5\n");
-    git(repo, "mv", "rename me.txt", "renamed ünï.txt");
-    await unlink(join(repo, "gone.txt"));
-    await unlink(join(repo, "typechange"));
-    await symlink("a.txt", join(repo, "typechange"));
-    await writeFile(join(repo, "copy.txt"), "copied content\n".repeat(10));
-    await writeFile(join(repo, "orig.txt"), `${"copied content\n".repeat(10)}more\n`);
-    git(repo, "add", "copy.txt", "orig.txt");
-    await writeFile(join(repo, "added.txt"), "new\n");
-    git(repo, "add", "added.txt");
-    await writeFile(join(repo, "img.bin"), Buffer.from([0, 9, 9, 9, 9]));
-    await writeFile(join(repo, "new file.txt"), "x\ny\n");
-    await writeFile(join(repo, "日本語.md"), "# title\n");
-    await writeFile(join(repo, "sub", "lib.txt"), "lib changed\n");
+  it(
+    "lists every change kind with staged/unstaged parts, line counts, binary files, odd names and a submodule",
+    async () => {
+      const lib = await newRepo(join(dir, "lib"));
+      await writeFile(join(lib, "lib.txt"), "lib\n");
+      git(lib, "add", ".");
+      git(lib, "commit", "-qm", "lib");
+      const repo = await newRepo(join(dir, "kinds"));
+      git(repo, "config", "status.renames", "copies");
+      await writeFile(join(repo, "a.txt"), "one\ntwo\n");
+      await writeFile(join(repo, "both.txt"), "1\n2\n3\n");
+      await writeFile(join(repo, "rename me.txt"), "stays the same\n".repeat(5));
+      await writeFile(join(repo, "gone.txt"), "bye\n");
+      await writeFile(join(repo, "typechange"), "a file\n");
+      await writeFile(join(repo, "orig.txt"), "copied content\n".repeat(10));
+      await writeFile(join(repo, "img.bin"), Buffer.from([0, 1, 2, 3]));
+      git(repo, "add", ".");
+      git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "sub");
+      git(repo, "commit", "-qm", "first");
+      // The changes an agent might leave.
+      await writeFile(join(repo, "a.txt"), "one\nTWO\nthree\n");
+      await writeFile(join(repo, "both.txt"), "1\n2\n3\n4\n");
+      git(repo, "add", "both.txt");
+      await writeFile(join(repo, "both.txt"), "1\n2\n3\n4\n5\n");
+      git(repo, "mv", "rename me.txt", "renamed ünï.txt");
+      await unlink(join(repo, "gone.txt"));
+      await unlink(join(repo, "typechange"));
+      await symlink("a.txt", join(repo, "typechange"));
+      await writeFile(join(repo, "copy.txt"), "copied content\n".repeat(10));
+      await writeFile(join(repo, "orig.txt"), `${"copied content\n".repeat(10)}more\n`);
+      git(repo, "add", "copy.txt", "orig.txt");
+      await writeFile(join(repo, "added.txt"), "new\n");
+      git(repo, "add", "added.txt");
+      await writeFile(join(repo, "img.bin"), Buffer.from([0, 9, 9, 9, 9]));
+      await writeFile(join(repo, "new file.txt"), "x\ny\n");
+      await writeFile(join(repo, "日本語.md"), "# title\n");
+      await writeFile(join(repo, "sub", "lib.txt"), "lib changed\n");
 
-    const res = await ws.getChanges({ name: await session("kinds", repo) });
-    expect(res).toMatchObject({ repositoryRoot: repo, branch: "main", cwdPrefix: "", mergeInProgress: false });
-    expect(res.headCommit).toBe(git(repo, "rev-parse", "HEAD").trim());
-    const common = {
-      previous: "",
-      added: 0,
-      removed: 0,
-      binary: false,
-      submodule: false,
-      staged: false,
-      unstaged: false,
-    };
-    expect(res.files.map(summary)).toEqual([
-      { ...common, path: "a.txt", change: "MODIFIED", unstaged: true, added: 2, removed: 1 },
-      { ...common, path: "added.txt", change: "ADDED", staged: true, added: 1 },
-      { ...common, path: "both.txt", change: "MODIFIED", staged: true, unstaged: true, added: 2 },
-      // Lines are counted against HEAD with renames found, copies not: a copy's lines are all added.
-      { ...common, path: "copy.txt", change: "COPIED", previous: "orig.txt", staged: true, added: 10 },
-      { ...common, path: "gone.txt", change: "DELETED", unstaged: true, removed: 1 },
-      { ...common, path: "img.bin", change: "MODIFIED", unstaged: true, binary: true },
-      { ...common, path: "new file.txt", change: "UNTRACKED", unstaged: true, added: 2 },
-      { ...common, path: "orig.txt", change: "MODIFIED", staged: true, added: 1 },
-      { ...common, path: "renamed ünï.txt", change: "RENAMED", previous: "rename me.txt", staged: true },
-      // A submodule whose work tree changed (its commit did not): no lines of its own.
-      { ...common, path: "sub", change: "MODIFIED", unstaged: true, submodule: true },
-      { ...common, path: "typechange", change: "TYPE_CHANGED", unstaged: true, added: 1, removed: 1 },
-      { ...common, path: "日本語.md", change: "UNTRACKED", unstaged: true, added: 1 },
-    ]);
+      const res = await ws.getChanges({ name: await session("kinds", repo) });
+      expect(res).toMatchObject({ repositoryRoot: repo, branch: "main", cwdPrefix: "", mergeInProgress: false });
+      expect(res.headCommit).toBe(git(repo, "rev-parse", "HEAD").trim());
+      const common = {
+        previous: "",
+        added: 0,
+        removed: 0,
+        binary: false,
+        submodule: false,
+        staged: false,
+        unstaged: false,
+      };
+      expect(res.files.map(summary)).toEqual([
+        { ...common, path: "a.txt", change: "MODIFIED", unstaged: true, added: 2, removed: 1 },
+        { ...common, path: "added.txt", change: "ADDED", staged: true, added: 1 },
+        { ...common, path: "both.txt", change: "MODIFIED", staged: true, unstaged: true, added: 2 },
+        // Lines are counted against HEAD with renames found, copies not: a copy's lines are all added.
+        { ...common, path: "copy.txt", change: "COPIED", previous: "orig.txt", staged: true, added: 10 },
+        { ...common, path: "gone.txt", change: "DELETED", unstaged: true, removed: 1 },
+        { ...common, path: "img.bin", change: "MODIFIED", unstaged: true, binary: true },
+        { ...common, path: "new file.txt", change: "UNTRACKED", unstaged: true, added: 2 },
+        { ...common, path: "orig.txt", change: "MODIFIED", staged: true, added: 1 },
+        { ...common, path: "renamed ünï.txt", change: "RENAMED", previous: "rename me.txt", staged: true },
+        // A submodule whose work tree changed (its commit did not): no lines of its own.
+        { ...common, path: "sub", change: "MODIFIED", unstaged: true, submodule: true },
+        { ...common, path: "typechange", change: "TYPE_CHANGED", unstaged: true, added: 1, removed: 1 },
+        { ...common, path: "日本語.md", change: "UNTRACKED", unstaged: true, added: 1 },
+      ]);
 
-    const diff = await ws.getFileDiff({ name: name("kinds"), path: "a.txt" });
-    expect(diff).toMatchObject({ path: "a.txt", linesAdded: 2, linesRemoved: 1, binary: false, truncated: false });
-    expect(diff.diff).toContain("\n-two\n+TWO\n+three\n");
-    const staged = await ws.getFileDiff({ name: name("kinds"), path: "both.txt", staged: true });
-    expect(staged.diff).toContain("\n+4\n");
-    expect(staged.diff).not.toContain("+5");
-    expect((await ws.getFileDiff({ name: name("kinds"), path: "both.txt" })).diff).toContain("\n+4\n+5\n");
-    const untracked = await ws.getFileDiff({ name: name("kinds"), path: "日本語.md" });
-    expect(untracked).toMatchObject({ linesAdded: 1, linesRemoved: 0 });
-    expect(untracked.diff).toContain("+++ b/日本語.md\n@@ -0,0 +1 @@\n+# title\n");
-    expect(await ws.getFileDiff({ name: name("kinds"), path: "img.bin" })).toMatchObject({
-      binary: true,
-      binarySummary: "binary, 5 bytes",
-      diff: "",
-    });
-    expect((await ws.getFileDiff({ name: name("kinds"), path: "gone.txt" })).diff).toContain("deleted file mode");
-    // A staged rename diffs as the rename (git diff -M over both paths), not as its new path all added.
-    const renamed = await ws.getFileDiff({ name: name("kinds"), path: "renamed ünï.txt", staged: true });
-    expect(renamed.diff).toContain("rename from rename me.txt\nrename to renamed ünï.txt\n");
-    expect([renamed.linesAdded, renamed.linesRemoved]).toEqual([0, 0]);
-    expect(await failureOf(ws.getFileDiff({ name: name("kinds"), path: ".gitmodules" }))).toEqual({
-      code: "NotFound",
-      message: '".gitmodules" has no change against HEAD',
-    });
-    // The CLI shows the same, as text, as JSON and as a diff.
-    const changes = await runCli(["changes", "n1/kinds"], hub().cliEnv);
-    expect(changes).toMatchObject({ code: 0, stderr: "" });
-    expect(changes.stdout).toContain("Staged (5):\n  A  added.txt  +1 -0\n  M  both.txt  +2 -0\n");
-    expect(changes.stdout).toContain("  R  rename me.txt -> renamed ünï.txt  +0 -0\n");
-    expect(changes.stdout).toContain("Untracked (2):\n  ?  new file.txt  +2 -0\n  ?  日本語.md  +1 -0\n");
-    const json = JSON.parse((await runCli(["changes", "n1/kinds", "--json"], hub().cliEnv)).stdout);
-    expect(json.files.find((x: { path: string }) => x.path === "img.bin")).toMatchObject({ binary: true });
-    const cliDiff = await runCli(["diff", "n1/kinds", "a.txt"], hub().cliEnv);
-    expect(cliDiff).toMatchObject({ code: 0, stderr: "" });
-    expect(cliDiff.stdout).toContain("\n-two\n+TWO\n+three\n");
-    const all = await runCli(["diff", "n1/kinds"], hub().cliEnv);
-    expect(all.stdout).toContain("img.bin: binary, 5 bytes\n");
-    expect(all.stdout).toContain("+++ b/new file.txt\t\n");
-    expect(await runCli(["changes", "n1/nope"], hub().cliEnv)).toMatchObject({ code: 1 });
-    // A pathspec pattern is a name, not a pattern: `*.txt` names no file.
-    expect((await failureOf(ws.getFileDiff({ name: name("kinds"), path: "*.txt" }))).code).toBe("NotFound");
-  });
+      const diff = await ws.getFileDiff({ name: name("kinds"), path: "a.txt" });
+      expect(diff).toMatchObject({ path: "a.txt", linesAdded: 2, linesRemoved: 1, binary: false, truncated: false });
+      expect(diff.diff).toContain("\n-two\n+TWO\n+three\n");
+      const staged = await ws.getFileDiff({ name: name("kinds"), path: "both.txt", staged: true });
+      expect(staged.diff).toContain("\n+4\n");
+      expect(staged.diff).not.toContain("+5");
+      expect((await ws.getFileDiff({ name: name("kinds"), path: "both.txt" })).diff).toContain("\n+4\n+5\n");
+      const untracked = await ws.getFileDiff({ name: name("kinds"), path: "日本語.md" });
+      expect(untracked).toMatchObject({ linesAdded: 1, linesRemoved: 0 });
+      expect(untracked.diff).toContain("+++ b/日本語.md\n@@ -0,0 +1 @@\n+# title\n");
+      expect(await ws.getFileDiff({ name: name("kinds"), path: "img.bin" })).toMatchObject({
+        binary: true,
+        binarySummary: "binary, 5 bytes",
+        diff: "",
+      });
+      expect((await ws.getFileDiff({ name: name("kinds"), path: "gone.txt" })).diff).toContain("deleted file mode");
+      // A staged rename diffs as the rename (git diff -M over both paths), not as its new path all added.
+      const renamed = await ws.getFileDiff({ name: name("kinds"), path: "renamed ünï.txt", staged: true });
+      expect(renamed.diff).toContain("rename from rename me.txt\nrename to renamed ünï.txt\n");
+      expect([renamed.linesAdded, renamed.linesRemoved]).toEqual([0, 0]);
+      expect(await failureOf(ws.getFileDiff({ name: name("kinds"), path: ".gitmodules" }))).toEqual({
+        code: "NotFound",
+        message: '".gitmodules" has no change against HEAD',
+      });
+      // The CLI shows the same, as text, as JSON and as a diff.
+      const changes = await runCli(["changes", "n1/kinds"], hub().cliEnv);
+      expect(changes).toMatchObject({ code: 0, stderr: "" });
+      expect(changes.stdout).toContain("Staged (5):\n  A  added.txt  +1 -0\n  M  both.txt  +2 -0\n");
+      expect(changes.stdout).toContain("  R  rename me.txt -> renamed ünï.txt  +0 -0\n");
+      expect(changes.stdout).toContain("Untracked (2):\n  ?  new file.txt  +2 -0\n  ?  日本語.md  +1 -0\n");
+      const json = JSON.parse((await runCli(["changes", "n1/kinds", "--json"], hub().cliEnv)).stdout);
+      expect(json.files.find((x: { path: string }) => x.path === "img.bin")).toMatchObject({ binary: true });
+      const cliDiff = await runCli(["diff", "n1/kinds", "a.txt"], hub().cliEnv);
+      expect(cliDiff).toMatchObject({ code: 0, stderr: "" });
+      expect(cliDiff.stdout).toContain("\n-two\n+TWO\n+three\n");
+      const all = await runCli(["diff", "n1/kinds"], hub().cliEnv);
+      expect(all.stdout).toContain("img.bin: binary, 5 bytes\n");
+      expect(all.stdout).toContain("+++ b/new file.txt\t\n");
+      expect(await runCli(["changes", "n1/nope"], hub().cliEnv)).toMatchObject({ code: 1 });
+      // A pathspec pattern is a name, not a pattern: `*.txt` names no file.
+      expect((await failureOf(ws.getFileDiff({ name: name("kinds"), path: "*.txt" }))).code).toBe("NotFound");
+    },
+    KINDS_TEST_MS,
+  );
 
   it("keeps Session.changed_files and branch current from file watches, and leaves them unset outside a repository", async () => {
     const repo = await newRepo(join(dir, "counted"));
