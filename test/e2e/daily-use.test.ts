@@ -328,14 +328,19 @@ describe("daily use in the dashboard", () => {
     async () => {
       const v = await pages.add(f.browser, DESKTOP);
       let refuse = true;
-      await v.page.route("**/assets/define-views-*.js", (route) =>
-        refuse ? route.abort("internetdisconnected") : route.continue(),
-      );
+      let asked = 0;
+      await v.page.route("**/assets/define-views-*.js", (route) => {
+        asked++;
+        return refuse ? route.abort("internetdisconnected") : route.continue();
+      });
       await f.login(v.page);
-      await v.page.locator("sa-session-list").waitFor();
+      // The page fetches the chunk once the list is on screen (and it knows it is logged in, so `n` is
+      // a shortcut): that fetch fails without a word.
+      await waitFor(() => asked >= 1, "the views' chunk to be asked for");
       await v.page.locator("body").focus();
       await v.page.keyboard.press("n");
       await v.page.locator("sa-toasts .toast-error", { hasText: "could not be loaded" }).waitFor();
+      expect(asked).toBeGreaterThanOrEqual(2);
       refuse = false;
       await v.page.locator("body").focus();
       await v.page.keyboard.press("n");
