@@ -9,12 +9,19 @@ import type { HubClient } from "./hub-client.js";
  * views' chunks, not before the first session list.
  */
 
-/** TerminalStream over the Hub client's transport. */
+const terminals = new WeakMap<HubClient, Client<typeof TerminalStream>>();
+const workspaces = new WeakMap<HubClient, Client<typeof WorkspaceService>>();
+
+/** TerminalStream over the Hub client's transport (made once per Hub client). */
 export function terminalClient(hub: HubClient): Client<typeof TerminalStream> {
-  return createClient(TerminalStream, hub.transport);
+  const made = terminals.get(hub) ?? createClient(TerminalStream, hub.transport);
+  terminals.set(hub, made);
+  return made;
 }
 
-/** WorkspaceService over the Hub client's transport. */
+/** WorkspaceService over the Hub client's transport (made once per Hub client). */
 export function workspaceClient(hub: HubClient): Client<typeof WorkspaceService> {
-  return createClient(WorkspaceService, hub.transport);
+  const made = workspaces.get(hub) ?? createClient(WorkspaceService, hub.transport);
+  workspaces.set(hub, made);
+  return made;
 }

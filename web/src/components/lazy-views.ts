@@ -33,8 +33,17 @@ export const loadViews = loadOnce(() => import("./define-views.js"));
 /** Loads the terminal's chunk (sa-terminal/define.ts). */
 export const loadTerminal = loadOnce(() => import("./sa-terminal/define.js"));
 
-/** Loads the views' chunk and tells the person when it could not be. */
-export function ensureViews(report: Report): void {
+/** Routes the views' chunk was asked for (a route is one object until the page goes elsewhere). */
+const askedFor = new WeakSet<Route>();
+
+/**
+ * Loads the views' chunk when `route` shows one of its elements, and tells the person when it could not
+ * be: once per route shown, not at every render of the page (which, offline, would fetch and report
+ * again at each change of the list).
+ */
+export function loadViewsFor(route: Route, report: Report): void {
+  if (!routeNeedsViews(route) || askedFor.has(route)) return;
+  askedFor.add(route);
   loadViews().catch(() => report(VIEWS_FAILED, "error"));
 }
 

@@ -22,7 +22,7 @@ import { StoreController } from "../../state/store-controller.js";
 import { WakeWatcher } from "../../state/wake-watcher.js";
 import { LightElement } from "../base/light-element.js";
 import type { SaEvent, SaEventDetails } from "../events.js";
-import { ensureViews, routeNeedsViews, viewElement, warmLaterViews } from "../lazy-views.js";
+import { loadViewsFor, viewElement, warmLaterViews } from "../lazy-views.js";
 import type { SaToasts } from "../sa-toasts/sa-toasts.js";
 import { renderPanes, renderTopBar, routedClick } from "./app-layout.js";
 import { renderAppMenu, testNotification, toggleNotifications } from "./app-menu.js";
@@ -173,7 +173,7 @@ export class SaApp extends LightElement {
 
   protected override render() {
     const route = this.router.route;
-    if (routeNeedsViews(route)) ensureViews(this.services.toast);
+    loadViewsFor(route, this.services.toast);
     if (route.page === "login" || this.streams.auth === "out") {
       const next = route.page === "login" ? route.next : this.router.here;
       return html`<sa-login .next=${next} @sa-logged-in=${(e: SaEvent<"sa-logged-in">) => this.onLoggedIn(e.detail)}></sa-login>
