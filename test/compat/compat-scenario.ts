@@ -185,6 +185,24 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         throw new Error(`${(err as Error).message}\n${wanted}\nlast ListSessions:\n${seen}\n${await describeAll()}`);
       }
     };
+    /**
+     * Waits for the model request a step expects; the timeout error shows every pane and the mock's
+     * newest requests (a request that went elsewhere, or none at all).
+     */
+    const modelAsked = async <T>(pending: Promise<T>, what = `${driver.label} to ask the model`): Promise<T> => {
+      try {
+        return await within(pending, MODEL_REQUEST_TIMEOUT_MS, what);
+      } catch (err) {
+        const now = Date.now();
+        const newest = requireValue(mock)
+          .requests.slice(-3)
+          .map((r) => `${r.method} ${r.path} ${((now - r.receivedAt) / 1000).toFixed(1)} s ago`);
+        const got = newest.length > 0 ? newest.join("; ") : "none";
+        throw new Error(`${(err as Error).message}
+the mock's newest requests: ${got}
+${await describeAll()}`);
+      }
+    };
     const state = (status: SessionStatus, reason: StatusReason, extra?: (s: Session) => boolean) => (s: Session) =>
       s.status === status && s.statusReason === reason && (extra === undefined || extra(s));
     const stepContext = (inst: CliInstance): StepContext => ({
@@ -270,7 +288,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
       const reply = server.enqueue({ text, hold: true });
       const prompt = nextPrompt("please answer briefly", inst);
       await typePrompt(requireValue(tmux), inst.target, prompt, ECHO_TIMEOUT_MS, driver.submitQuietMs);
-      const request = await within(reply.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+      const request = await modelAsked(reply.requested);
       expect(JSON.stringify(request.body)).toContain(prompt);
       await expectIn(inst, "turn running", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
       reply.release();
@@ -364,7 +382,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         ECHO_TIMEOUT_MS,
         driver.submitQuietMs,
       );
-      await within(never.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+      await modelAsked(never.requested);
       if (hold === "mid-text") {
         await waitForScreen(
           t,
@@ -426,7 +444,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         answerTurn = server.enqueue({ text: REPLY_DONE, hold: true });
         toolPrompt = nextPrompt("please write the compat marker file", inst);
         await typePrompt(requireValue(tmux), inst.target, toolPrompt, ECHO_TIMEOUT_MS, driver.submitQuietMs);
-        const request = await within(toolTurn.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+        const request = await modelAsked(toolTurn.requested);
         expect(JSON.stringify(request.body)).toContain(toolPrompt);
         await expectIn(inst, "model request open", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
         expect(foreignConnections(await cliPids())).toEqual([]);
@@ -460,11 +478,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         timeout: STEP_TIMEOUT_MS,
       }, async () => {
         await answerWith(inst, PromptEffect.ALLOW_ONCE);
-        const request = await within(
-          answerTurn.requested,
-          MODEL_REQUEST_TIMEOUT_MS,
-          `${driver.label} to send the tool result to the model`,
-        );
+        const request = await modelAsked(answerTurn.requested, `${driver.label} to send the tool result to the model`);
         expect(driver.isToolResult(request)).toBe(true);
         await expectIn(inst, "approved, model request open", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
         expect(await readFile(join(requireValue(facts.prepared).cwd, marker), "utf8")).toBe(`${MARKER_TEXT}\n`);
@@ -534,7 +548,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
           ECHO_TIMEOUT_MS,
           driver.submitQuietMs,
         );
-        await within(ask.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+        await modelAsked(ask.requested);
         await expectIn(inst, "approval asked", state(SessionStatus.REVIEW, StatusReason.INPUT_PROMPT));
         // Denied through AnswerPrompt where the CLI offers a plain "No"; else with its Escape.
         const read = await expectIn(
@@ -562,7 +576,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
           ECHO_TIMEOUT_MS,
           driver.submitQuietMs,
         );
-        await within(ask.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+        await modelAsked(ask.requested);
         await expectIn(inst, "approval asked", state(SessionStatus.REVIEW, StatusReason.INPUT_PROMPT));
         await driver.approve(t, inst.target);
         await expectIn(inst, "tool running", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
@@ -761,7 +775,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         const before = server.enqueue({ text: REPLY_BEFORE_QUEUED, hold: true });
         const after = server.enqueue({ text: REPLY_QUEUED, hold: true });
         await typePrompt(requireValue(tmux), byId.target, nextPrompt("please answer briefly", byId), ECHO_TIMEOUT_MS);
-        await within(before.requested, MODEL_REQUEST_TIMEOUT_MS, `${driver.label} to ask the model`);
+        await modelAsked(before.requested);
         await expectIn(byId, "turn running", state(SessionStatus.WORKING, StatusReason.ACTIVE_TURN));
         const { message } = await hub.queueChatMessage({ name: byId.name, text: QUEUED_PROMPT });
         await expectIn(
@@ -774,11 +788,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
         ]);
         before.release();
         facts.unobserved.set(byId.sessionId, (facts.unobserved.get(byId.sessionId) ?? 0) + 1);
-        const request = await within(
-          after.requested,
-          MODEL_REQUEST_TIMEOUT_MS,
-          `${driver.label} to ask for the queued prompt`,
-        );
+        const request = await modelAsked(after.requested, `${driver.label} to ask for the queued prompt`);
         expect(JSON.stringify(request.body)).toContain(QUEUED_PROMPT);
         await expectIn(
           byId,

@@ -6,8 +6,8 @@ import { answerDialog, waitForScreen } from "./pane-screen.js";
 
 /** The footer of the box Kilo's Escape (and Reject) opens on its permission dialog. */
 const REJECT_BOX_FOOTER = "enter confirm  esc cancel";
-/** How long Kilo may take to open the reject box. */
-const REJECT_BOX_TIMEOUT_MS = 5_000;
+/** How long Kilo may take to open the reject box (a redraw; a loaded 2-core machine takes seconds). */
+const REJECT_BOX_TIMEOUT_MS = 15_000;
 
 /**
  * The real Kilo CLI TUI, on opencode's core: opencode's driver with Kilo's `KILO_*` variables

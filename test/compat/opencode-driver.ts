@@ -43,8 +43,11 @@ const READY_SESSION_FOOTER = "ctrl+p commands";
 const INTERRUPT_CONFIRM = "esc again to interrupt";
 /** The choices line of opencode's permission dialog, drawn once the dialog is complete. */
 export const PERMISSION_CHOICES = "Allow once";
-/** How long opencode may take to ask for the second Escape. */
-const INTERRUPT_CONFIRM_TIMEOUT_MS = 5_000;
+/**
+ * How long opencode may take to ask for the second Escape: a redraw, but seconds on a loaded 2-core
+ * machine, and a step that gives up early leaves the turn running under every later step.
+ */
+const INTERRUPT_CONFIRM_TIMEOUT_MS = 15_000;
 /** The system prompt of opencode's session-title request. */
 const TITLE_REQUEST_MARK = "You are a title generator";
 
