@@ -324,6 +324,46 @@ describe("daily use in the dashboard", () => {
   );
 
   it(
+    "leaves the focus in the settings menu when a session's view arrives after the person went there, so a key meant for the menu reaches no agent",
+    async () => {
+      await withSession("late-view", ["claude"], async (id) => {
+        await waitFor(
+          async () => (await f.tmux.run("capture-pane", "-p", "-t", `=${id}:`)).includes("? for shortcuts"),
+          "the claude stand-in's input box",
+        );
+        const v = await pages.add(f.browser, DESKTOP);
+        // The session view's chunk (components/define-views.ts) is held back, as a slow link would.
+        let release = () => {};
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        await v.page.route("**/assets/define-views-*.js", async (route) => {
+          await released;
+          await route.continue();
+        });
+        await f.login(v.page, `/sessions/local/${id}`);
+        await v.page.click("details.menu > summary");
+        const notify = v.page.getByLabel("Notify me when a session needs review");
+        await notify.focus();
+        release();
+        // The view arrives, its terminal is drawn and attached; the focus stays where the person put it.
+        await v.page.locator("sa-terminal .xterm-rows", { hasText: "? for shortcuts" }).waitFor();
+        await v.page.waitForTimeout(500);
+        expect(await v.page.evaluate(() => document.activeElement?.closest("details.menu") !== null)).toBe(true);
+        // A letter typed there goes nowhere near the agent; one typed in the terminal does (the control).
+        await v.page.keyboard.type("q");
+        await v.page.locator("sa-session-view .terminal-panel").click();
+        await v.page.keyboard.type("z");
+        const inputLine = async () =>
+          (await f.tmux.run("capture-pane", "-p", "-t", `=${id}:`)).split("\n").find((l) => l.startsWith("❯"));
+        await waitFor(async () => (await inputLine())?.includes("z"), "the letter typed in the terminal");
+        expect((await inputLine())?.trimEnd()).toBe("❯ z");
+      });
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
     "says when the dialogs' code could not be fetched, and fetches it again on the next try",
     async () => {
       const v = await pages.add(f.browser, DESKTOP);

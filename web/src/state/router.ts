@@ -6,26 +6,38 @@ import type { Subscribable } from "./store-controller.js";
 export interface RouterEnv {
   readonly location: Pick<Location, "pathname" | "search" | "origin">;
   readonly history: Pick<History, "pushState" | "replaceState">;
+  /** Where the keyboard focus is (the page's `document.activeElement`). */
+  readonly focused?: () => unknown;
 }
 
 /**
  * Where the dashboard is: the route and the list's filter, both kept in the address bar so a link or a
  * reload shows the same thing. Going to a path keeps the list's filter unless the path brings its own.
- * Only same-origin paths are followed. DOM-free apart from the location and history it is given.
+ * Only same-origin paths are followed. DOM-free apart from the location, history and focus it is given.
  */
 export class Router implements Subscribable {
   private currentRoute: Route;
   private currentFilter: SessionFilter;
+  private focusAtRouteChange: unknown;
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly env: RouterEnv = { location, history }) {
+  constructor(private readonly env: RouterEnv = { location, history, focused: () => document.activeElement }) {
     this.currentRoute = parseRoute(env.location.pathname, env.location.search);
     this.currentFilter = parseFilter(env.location.search);
+    this.focusAtRouteChange = env.focused?.();
   }
 
   /** The page shown. */
   get route(): Route {
     return this.currentRoute;
+  }
+
+  /**
+   * Where the focus was when the route last changed (the link or row the person used, or nothing on
+   * a page load): a view that arrives later moves the focus only if the person has not moved it since.
+   */
+  get focusAtChange(): unknown {
+    return this.focusAtRouteChange;
   }
 
   /** The list's filter. */
@@ -73,6 +85,7 @@ export class Router implements Subscribable {
 
   /** Reads the address again (after back/forward). */
   sync(): void {
+    this.focusAtRouteChange = this.env.focused?.();
     this.currentRoute = parseRoute(this.env.location.pathname, this.env.location.search);
     this.currentFilter = parseFilter(this.env.location.search);
     this.notify();

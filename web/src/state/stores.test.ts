@@ -173,6 +173,19 @@ describe("Router", () => {
     expect(e.entries.at(-1)).toBe("replace /login");
     expect(router.route.page).toBe("login");
   });
+
+  it("records where the focus was at each change of route, not at a change of filter", () => {
+    let focused = "body";
+    const router = new Router({ ...env("/"), focused: () => focused });
+    expect(router.focusAtChange).toBe("body");
+    focused = "row a";
+    router.navigate("/sessions/local/a");
+    focused = "menu";
+    router.setFilter({ ...router.filter, cli: "codex" });
+    expect(router.focusAtChange).toBe("row a");
+    router.sync();
+    expect(router.focusAtChange).toBe("menu");
+  });
 });
 
 describe("RowWindow", () => {

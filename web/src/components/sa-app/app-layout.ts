@@ -46,6 +46,8 @@ export function renderTopBar(
 export interface PanesView {
   readonly filter: SessionFilter;
   readonly loading: boolean;
+  /** Where the focus was when the route last changed (Router.focusAtChange). */
+  readonly openedFrom: unknown;
   setFilter(filter: SessionFilter): void;
   /** The list showed its first snapshot. */
   rendered(): void;
@@ -74,7 +76,8 @@ export function renderPanes(route: Route, p: PanesView): TemplateResult {
           <section class="detail-pane" aria-label="Session">
             ${
               session && route.page === "sessions"
-                ? html`<sa-session-view .node=${session.node} .sessionId=${session.id} .tab=${route.tab}></sa-session-view>`
+                ? html`<sa-session-view .node=${session.node} .sessionId=${session.id} .tab=${route.tab}
+                    .openedFrom=${p.openedFrom}></sa-session-view>`
                 : html`<div class="empty-state detail-empty">
                     <h2>Pick a session</h2>
                     <p>Open a session on the left to see its terminal and chat. Sessions that need you are marked

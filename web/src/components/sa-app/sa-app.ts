@@ -213,6 +213,7 @@ export class SaApp extends LightElement {
         ${renderPanes(route, {
           filter: this.router.filter,
           loading: !this.sessions.loaded,
+          openedFrom: this.router.focusAtChange,
           setFilter: (f) => this.router.setFilter(f),
           rendered: () => this.timing.listRendered(this.sessions.loaded),
         })}

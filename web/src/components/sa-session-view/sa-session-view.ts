@@ -49,6 +49,8 @@ export class SaSessionView extends LightElement {
   @property({ attribute: false }) sessionId = "";
   /** The tab shown. */
   @property({ attribute: false }) tab: SessionTab = "terminal";
+  /** Where the focus was when this page was asked for: the focus moves in only if it is still there. */
+  @property({ attribute: false }) openedFrom: unknown;
 
   @consume({ context: appContext }) private app?: AppServices;
   @state() private terminalCode: "missing" | "loading" | "ready" | "failed" = "missing";
@@ -90,8 +92,13 @@ export class SaSessionView extends LightElement {
     this.mounted.add(this.tab);
     if (this.tab === "terminal" && this.terminalCode === "missing") void this.loadTerminal();
     if (changed.has("tab") || changed.has("sessionId")) {
-      // Keep focus where the person works: the terminal or the composer.
-      void this.updateComplete.then(() => this.focusTab());
+      // Keep focus where the person works: the terminal or the composer. Unless the person moved it
+      // since asking for this page (this view's code arrived late, and they went to the menu): a key
+      // meant for the menu must not reach the agent.
+      void this.updateComplete.then(() => {
+        const at = document.activeElement;
+        if (!at || at === document.body || at === this.openedFrom || this.contains(at)) this.focusTab();
+      });
     }
   }
 
