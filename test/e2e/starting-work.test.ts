@@ -2,7 +2,7 @@ import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Locator } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ChatRole, SessionStatus } from "../../gen/staragent/v1/session_pb.js";
+import { ChatRole, SessionStatus, StatusReason } from "../../gen/staragent/v1/session_pb.js";
 import { git } from "../support/git.js";
 import { waitFor } from "../support/wait.js";
 import { axeViolations } from "./support/axe.js";
@@ -11,8 +11,12 @@ import { type DashboardFixture, SETUP_TIMEOUT_MS, startDashboard } from "./suppo
 
 /** Whole-test budget: a browser page, a few sessions and turns on a busy 2-core machine. */
 const TEST_TIMEOUT_MS = 90_000;
-/** How long the stand-in's turn runs in the queue test: long enough to queue and cancel during it. */
-const LONG_TURN_MS = 4_000;
+/** How long the stand-in's turn runs once its approval is answered. */
+const TURN_MS = 1_000;
+/** How long that turn and the queued message's turn may take to end on a busy 2-core machine. */
+const TURNS_END_TIMEOUT_MS = 20_000;
+/** The queue test's first prompt: the stand-in asks to run a command and waits for the answer. */
+const FIRST_PROMPT = "first task, approve it";
 
 /**
  * The create dialog and the composer's queue in chromium against a real Hub: the folder picker over
@@ -150,7 +154,7 @@ describe("starting and continuing work from the dashboard", () => {
       await dialog.locator(".picker-entry", { hasText: "app" }).click();
       await dialog.locator(".picker-path", { hasText: repo }).waitFor();
       await dialog.getByLabel("Your own command").check();
-      await dialog.locator("#create-command").fill(`env STANDIN_TURN_MS=${LONG_TURN_MS} claude`);
+      await dialog.locator("#create-command").fill(`env STANDIN_TURN_MS=${TURN_MS} claude`);
       await dialog.getByLabel("On a new git worktree").check();
       // The branch is suggested from the session's name.
       expect(await dialog.locator("#create-branch").inputValue()).toBe("wt-agent");
@@ -166,15 +170,17 @@ describe("starting and continuing work from the dashboard", () => {
       expect(git(worktree, "branch", "--show-current").trim()).toBe("wt-agent");
       await waitFor(async () => (await f.sessions.getSession({ name })).session?.cli === 1, "the stand-in to start");
 
-      // A turn runs; a message queued meanwhile waits for its end, one cancelled is never typed.
+      // A turn runs, held on its approval prompt as long as the test needs; a message queued meanwhile
+      // waits for the turn's end, one cancelled is never typed.
       await page.goto(`${f.hub.url}/sessions/local/wt-agent/chat`);
       const composer = page.locator("sa-chat-composer");
-      await composer.locator("#composer-text").fill("first task");
+      await composer.locator("#composer-text").fill(FIRST_PROMPT);
       await composer.locator("button:has-text('Send')").click();
-      await waitFor(
-        async () => (await f.sessions.getSession({ name })).session?.status === SessionStatus.WORKING,
-        "the first turn to run",
-      );
+      const asking = async () => {
+        const s = (await f.sessions.getSession({ name })).session;
+        return s?.status === SessionStatus.REVIEW && s.statusReason === StatusReason.INPUT_PROMPT;
+      };
+      await waitFor(asking, "the first turn to ask for its approval");
       await composer.getByLabel("Send when idle").check();
       await composer.locator("#composer-text").fill("after the first");
       await composer.locator("button:has-text('Queue')").click();
@@ -187,21 +193,23 @@ describe("starting and continuing work from the dashboard", () => {
         .toEqual(["after the first", "never this one"]);
       await queue.filter({ hasText: "never this one" }).locator("button.queued-cancel").click();
       await expect.poll(() => queue.locator(".queued-text").allInnerTexts()).toEqual(["after the first"]);
-      // Still the first turn: nothing queued was typed during it.
-      expect((await f.sessions.getSession({ name })).session?.status).toBe(SessionStatus.WORKING);
-      expect(await userTurns("wt-agent")).toEqual(["first task"]);
+      // Still the first turn, on its prompt: nothing queued was typed during it.
+      expect(await asking()).toBe(true);
+      expect(await userTurns("wt-agent")).toEqual([FIRST_PROMPT]);
       expect(await axeViolations(page)).toEqual([]);
 
+      // The person approves in the terminal; the turn goes on and ends, and only then is the message typed.
+      await f.tmux.run("send-keys", "-t", "=wt-agent:", "y");
       await page.locator("sa-chat-view .msg-user .msg-text", { hasText: "after the first" }).waitFor({
-        timeout: 3 * LONG_TURN_MS,
+        timeout: TURNS_END_TIMEOUT_MS,
       });
       await queue.first().waitFor({ state: "detached" });
       await waitFor(
         async () => (await f.sessions.getSession({ name })).session?.status !== SessionStatus.WORKING,
         "the queued message's turn to end",
-        3 * LONG_TURN_MS,
+        TURNS_END_TIMEOUT_MS,
       );
-      expect(await userTurns("wt-agent")).toEqual(["first task", "after the first"]);
+      expect(await userTurns("wt-agent")).toEqual([FIRST_PROMPT, "after the first"]);
       expect((await f.sessions.getSession({ name })).session?.queuedMessages).toBe(0);
 
       // The session view names the worktree's branch; Stop offers to remove the worktree, which the node

@@ -149,7 +149,9 @@ export class SaChatView extends LightElement {
     const feed = this.feed;
     const messages = feed?.messages ?? [];
     const logged = messages.some((m) => m.source === ChatMessageSource.LOG);
-    return html`<div class="chat-log" role="log" aria-label="Conversation with ${s.tmuxSession}" @scroll=${this.onScroll}>
+    // Focusable: it scrolls, and its messages may hold nothing else a keyboard can reach.
+    return html`<div class="chat-log" role="log" tabindex="0" aria-label="Conversation with ${s.tmuxSession}"
+        @scroll=${this.onScroll}>
         ${feed?.error ? html`<p class="chat-error" role="alert">${feed.error} <button @click=${() => feed.refresh(s.chatRevision, true)}>Try again</button></p>` : nothing}
         ${
           feed?.hasOlder
