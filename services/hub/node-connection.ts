@@ -8,9 +8,9 @@ import { bearerInterceptor } from "../common/bearer.js";
  * streams. With the timeout below, a connection gone silent (a paused Node, a cut network) is closed
  * within seconds, and every stream on it ends instead of hanging.
  */
-const NODE_PING_INTERVAL_MS = 2_000;
+export const NODE_PING_INTERVAL_MS = 2_000;
 /** How long a keepalive PING may go unanswered before the connection counts as dead (as a health check). */
-const NODE_PING_TIMEOUT_MS = 5_000;
+export const NODE_PING_TIMEOUT_MS = 5_000;
 /**
  * Compression the Hub accepts from Nodes: none. Lists (about 25 KB per 100 sessions) and terminal
  * output cross a LAN or tailnet, where gzip costs both processes more CPU per call than it saves in

@@ -9,6 +9,7 @@ import {
   ConnectRequestSchema,
   TerminalStream,
 } from "../../gen/staragent/v1/terminal_stream_pb.js";
+import { NODE_PING_INTERVAL_MS, NODE_PING_TIMEOUT_MS } from "../../services/hub/node-connection.js";
 import { type InProcessHubOnly, openPtyMasters, startInProcessHubFor, tmuxClients } from "../support/in-process-hub.js";
 import { type ServerProcess, startServerProcess } from "../support/servers.js";
 import { TestViewer } from "../support/test-viewer.js";
@@ -19,8 +20,13 @@ import { readWatch } from "./watch-events.js";
 
 /** A shell with a fixed prompt and no rc files, so screens are predictable. */
 const SHELL = ["env", "PS1=READY> ", "bash", "--norc", "--noprofile"];
-/** How long a killed or paused Node may take to end the streams through the Hub (its health check). */
-const NODE_LOSS_MS = 10_000;
+/**
+ * How long a killed or paused Node may take to end the streams through the Hub. A paused one is found
+ * by the keepalive PING (sent after NODE_PING_INTERVAL_MS without data, dead after NODE_PING_TIMEOUT_MS
+ * unanswered: 7 s); the rest is slack for timers late on a loaded 2-core machine (a CI run took over
+ * 10 s). Nothing else would end the streams sooner than minutes (TCP, the 120 s idle timeout).
+ */
+const NODE_LOSS_MS = NODE_PING_INTERVAL_MS + NODE_PING_TIMEOUT_MS + 13_000;
 /** Output the stalled-viewer test sends past the stalled viewer: twice the Node's high watermark. */
 const FLOOD_BYTES = 256 * 1024;
 /** How long a Node may take to end its attachments once their caller is gone. */
@@ -91,8 +97,11 @@ describe("faults on the way through the Hub", () => {
     const watch = readWatch((s) => hub().sessions.watchSessions({ parent: "nodes/-" }, { signal: s }));
     try {
       await watch.next((e) => e.type === WatchEventType.SNAPSHOT, "the snapshot");
+      const sent = Date.now();
       node.process.kill(signal);
       await waitFor(() => viewer.ended, "the viewer's stream to end", NODE_LOSS_MS);
+      // A paused Node still holds its connection open: only the PING's timeout can have ended it.
+      if (signal === "SIGSTOP") expect(Date.now() - sent).toBeGreaterThanOrEqual(NODE_PING_TIMEOUT_MS);
       const err = ConnectError.from(viewer.error);
       expect([Code[err.code], err.rawMessage]).toEqual(["Unavailable", expect.stringMatching(/^node w1 /)]);
       expect(
