@@ -41,6 +41,12 @@ const READY_PLACEHOLDER = "Ask anything";
 const READY_SESSION_FOOTER = "ctrl+p commands";
 /** The footer after the first Escape of a running turn: a second one interrupts it. */
 const INTERRUPT_CONFIRM = "esc again to interrupt";
+/** The footer while a turn runs. */
+const INTERRUPT_HINT = "esc interrupt";
+/** Pairs of Escapes tried before the interrupt counts as failed. */
+const INTERRUPT_ATTEMPTS = 3;
+/** How long an interrupted turn's footer may take to go (the CLI stops the turn and redraws). */
+const TURN_STOP_TIMEOUT_MS = 10_000;
 /** The choices line of opencode's permission dialog, drawn once the dialog is complete. */
 export const PERMISSION_CHOICES = "Allow once";
 /**
@@ -131,15 +137,35 @@ export function opencodeCoreDriver(flavour: OpencodeCoreFlavour): CliDriver {
       await answerDialog(tmux, target, PERMISSION_CHOICES, "Enter");
     },
     async interrupt(tmux, target) {
-      await tmux.run("send-keys", "-t", target, "Escape");
-      await waitForScreen(
-        tmux,
-        target,
-        (s) => s.includes(INTERRUPT_CONFIRM),
-        `${flavour.label} to ask for a second Escape`,
-        INTERRUPT_CONFIRM_TIMEOUT_MS,
-      );
-      await tmux.run("send-keys", "-t", target, "Escape");
+      const running = (s: string) => s.includes(INTERRUPT_HINT) || s.includes(INTERRUPT_CONFIRM);
+      for (let attempt = 1; ; attempt++) {
+        await tmux.run("send-keys", "-t", target, "Escape");
+        const asked = await waitForScreen(
+          tmux,
+          target,
+          // On a retry the turn may have stopped meanwhile: then there is nothing left to interrupt.
+          (s) => s.includes(INTERRUPT_CONFIRM) || (attempt > 1 && !running(s)),
+          `${flavour.label} to ask for a second Escape`,
+          INTERRUPT_CONFIRM_TIMEOUT_MS,
+        );
+        if (!running(asked)) return;
+        await tmux.run("send-keys", "-t", target, "Escape");
+        // Taken, the turn stops and its footer goes. On a loaded machine Kilo once went on with the
+        // turn (a CI run: the footer back to its hint, the model request never dropped), as if the
+        // second Escape came after its window for one closed; a person then presses twice again.
+        try {
+          await waitForScreen(
+            tmux,
+            target,
+            (s) => !running(s),
+            `${flavour.label} to stop the turn`,
+            TURN_STOP_TIMEOUT_MS,
+          );
+          return;
+        } catch (err) {
+          if (attempt >= INTERRUPT_ATTEMPTS) throw err;
+        }
+      }
     },
     cancelApproval: flavour.cancelApproval,
   };
