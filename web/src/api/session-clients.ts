@@ -1,3 +1,4 @@
+import type { DescService } from "@bufbuild/protobuf";
 import { type Client, createClient } from "@connectrpc/connect";
 import { TerminalStream } from "../../../gen/staragent/v1/terminal_stream_pb.js";
 import { WorkspaceService } from "../../../gen/staragent/v1/workspace_service_pb.js";
@@ -9,19 +10,21 @@ import type { HubClient } from "./hub-client.js";
  * views' chunks, not before the first session list.
  */
 
-const terminals = new WeakMap<HubClient, Client<typeof TerminalStream>>();
-const workspaces = new WeakMap<HubClient, Client<typeof WorkspaceService>>();
-
-/** TerminalStream over the Hub client's transport (made once per Hub client). */
-export function terminalClient(hub: HubClient): Client<typeof TerminalStream> {
-  const made = terminals.get(hub) ?? createClient(TerminalStream, hub.transport);
-  terminals.set(hub, made);
-  return made;
+/** A client of `service` over a Hub client's transport, made once per Hub client. */
+function perHub<S extends DescService>(service: S): (hub: HubClient) => Client<S> {
+  const made = new WeakMap<HubClient, Client<S>>();
+  return (hub) => {
+    let client = made.get(hub);
+    if (!client) {
+      client = createClient(service, hub.transport);
+      made.set(hub, client);
+    }
+    return client;
+  };
 }
 
-/** WorkspaceService over the Hub client's transport (made once per Hub client). */
-export function workspaceClient(hub: HubClient): Client<typeof WorkspaceService> {
-  const made = workspaces.get(hub) ?? createClient(WorkspaceService, hub.transport);
-  workspaces.set(hub, made);
-  return made;
-}
+/** TerminalStream over the Hub client's transport. */
+export const terminalClient = perHub(TerminalStream);
+
+/** WorkspaceService over the Hub client's transport. */
+export const workspaceClient = perHub(WorkspaceService);
