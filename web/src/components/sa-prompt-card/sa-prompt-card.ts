@@ -132,7 +132,7 @@ export class SaPromptCard extends LightElement {
       title=${c.label}
       ?disabled=${sending || (c.effect === PromptEffect.TELL_INSTEAD && this.text.trim() === "")}
       @click=${() => this.press(p, c, guarded)}
-    >${armed ? `Confirm: ${c.label}` : c.label}</button>`;
+    ><span class="choice-label">${armed ? `Confirm: ${c.label}` : c.label}</span></button>`;
   }
 
   private renderDiff(diff: string) {
