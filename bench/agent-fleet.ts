@@ -235,6 +235,54 @@ export async function cpuTicks(pid: number): Promise<{ self: number; children: n
   return { self: n(14) + n(15), children: n(16) + n(17) };
 }
 
+/**
+ * CPU ticks of the processes a process runs now, each its own and its reaped children's, by pid: a
+ * Hub's long-lived helpers (the pane lister's shell), whose own children (the `tmux` clients it
+ * starts) count in its ticks, not in the Hub's.
+ */
+export async function childTicks(pid: number): Promise<Map<number, number>> {
+  const ticks = new Map<number, number>();
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+    const children = await readFile(`/proc/${pid}/task/${tid}/children`, "utf8").catch(() => "");
+    for (const child of children.split(" ").filter((c) => c !== "")) {
+      const t = await cpuTicks(Number(child)).catch(() => undefined);
+      if (t) ticks.set(Number(child), t.self + t.children);
+    }
+  }
+  return ticks;
+}
+
+/** The ticks children present at both readings used between them (one that ended meanwhile is lost). */
+export function childTicksSince(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, ticks] of after) if (before.has(pid)) sum += ticks - (before.get(pid) ?? 0);
+  return sum;
+}
+
+/**
+ * CPU ticks (utime+stime) of each thread of a process (`/proc/<pid>/task/*`): the main thread (the
+ * JavaScript one, whose id is the process's) apart, the others summed by thread name.
+ */
+export async function threadTicks(pid: number): Promise<Map<string, number>> {
+  const byName = new Map<string, number>();
+  for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, "utf8").catch(() => "");
+    if (stat === "") continue;
+    const name = tid === String(pid) ? "main" : `other: ${stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"))}`;
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[14 - 3]) + Number(fields[15 - 3]);
+    byName.set(name, (byName.get(name) ?? 0) + ticks);
+  }
+  return byName;
+}
+
+/** Per thread name, the ticks between two threadTicks readings (threads gone meanwhile are lost). */
+export function threadTicksSince(before: Map<string, number>, after: Map<string, number>): [string, number][] {
+  return [...after]
+    .map(([name, ticks]): [string, number] => [name, ticks - (before.get(name) ?? 0)])
+    .sort((a, b) => b[1] - a[1]);
+}
+
 /** `git init` and one commit of a README in `cwd`. */
 function initRepository(cwd: string): void {
   writeFileSync(join(cwd, "README.md"), "# project\n");

@@ -3,7 +3,16 @@ import { promisify } from "node:util";
 import { WatchEventType } from "../gen/staragent/v1/session_service_pb.js";
 import { WATCH_IDLE_INTERVAL_MS } from "../services/node/status/watch-loop.js";
 import { paneFormat } from "../services/node/tmux/panes.js";
-import { type AgentFleet, cpuTicks, FLEET_CLIS, startAgentFleet } from "./agent-fleet.js";
+import {
+  type AgentFleet,
+  childTicks,
+  childTicksSince,
+  cpuTicks,
+  FLEET_CLIS,
+  startAgentFleet,
+  threadTicks,
+  threadTicksSince,
+} from "./agent-fleet.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -51,22 +60,34 @@ export async function run(): Promise<void> {
     await new Promise((r) => setTimeout(r, WARMUP_MS));
     measuring = true;
     const hubPid = fleet.hub.process.pid as number;
-    const [hubBefore, tmuxBefore] = await Promise.all([cpuTicks(hubPid), cpuTicks(fleet.tmuxServerPid)]);
+    const [hubBefore, tmuxBefore, threadsBefore, helpersBefore] = await Promise.all([
+      cpuTicks(hubPid),
+      cpuTicks(fleet.tmuxServerPid),
+      threadTicks(hubPid),
+      childTicks(hubPid),
+    ]);
     const start = performance.now();
     await new Promise((r) => setTimeout(r, WINDOW_MS));
-    const [hubAfter, tmuxAfter] = await Promise.all([cpuTicks(hubPid), cpuTicks(fleet.tmuxServerPid)]);
+    const [hubAfter, tmuxAfter, threadsAfter, helpersAfter] = await Promise.all([
+      cpuTicks(hubPid),
+      cpuTicks(fleet.tmuxServerPid),
+      threadTicks(hubPid),
+      childTicks(hubPid),
+    ]);
     const seconds = (performance.now() - start) / 1000;
     measuring = false;
     const pct = (ticks: number) => (ticks / TICKS_PER_SECOND / seconds) * 100;
     const hubSelf = pct(hubAfter.self - hubBefore.self);
-    const tmuxClients = pct(hubAfter.children - hubBefore.children);
+    const tmuxClients = pct(hubAfter.children - hubBefore.children + childTicksSince(helpersBefore, helpersAfter));
     const tmuxServer = pct(tmuxAfter.self - tmuxBefore.self);
     console.log(
       `window ${seconds.toFixed(1)} s, ${SESSIONS} idle sessions of ${CLIS.join(", ")} (half of them two per folder), 1 watcher`,
     );
     console.log("part                                % of one core");
     console.log(`hub process (utime+stime)           ${hubSelf.toFixed(2).padStart(6)}`);
-    console.log(`tmux commands it ran (cutime+cstime) ${tmuxClients.toFixed(2).padStart(5)}`);
+    for (const [name, ticks] of threadTicksSince(threadsBefore, threadsAfter).filter(([, t]) => t > 0))
+      console.log(`  thread ${name.padEnd(28)}${pct(ticks).toFixed(2).padStart(6)}`);
+    console.log(`tmux commands it ran and its lister   ${tmuxClients.toFixed(2).padStart(5)}`);
     console.log(`tmux server                         ${tmuxServer.toFixed(2).padStart(6)}`);
     console.log(`total                               ${(hubSelf + tmuxClients + tmuxServer).toFixed(2).padStart(6)}`);
     console.log(
@@ -75,15 +96,26 @@ export async function run(): Promise<void> {
     // The floor in the same run: an idle look's one spawned command alone, with the Hub paused.
     process.kill(hubPid, "SIGSTOP");
     try {
+      // This process's own work (its watch stream, timers) over an equal window with nothing spawned,
+      // so the floor's spawning row counts the spawning alone.
+      const restBefore = await cpuTicks(process.pid);
+      await new Promise((r) => setTimeout(r, seconds * 1000));
+      const rest = (await cpuTicks(process.pid)).self - restBefore.self;
       const floor = await listPanesFloor(fleet, seconds);
+      const spawning = Math.max(0, floor.self - rest);
       console.log(
         `floor, the Hub paused: this process spawning \`tmux list-panes -a\` of the same ${SESSIONS} panes every ${WATCH_IDLE_INTERVAL_MS} ms`,
       );
-      console.log(`  spawning it (this process)          ${pct(floor.self).toFixed(2).padStart(6)}`);
+      console.log(`  this process at rest (not counted)  ${pct(rest).toFixed(2).padStart(6)}`);
+      console.log(`  spawning it (this process)          ${pct(spawning).toFixed(2).padStart(6)}`);
       console.log(`  the tmux commands                   ${pct(floor.children).toFixed(2).padStart(6)}`);
       console.log(`  tmux server                         ${pct(floor.server).toFixed(2).padStart(6)}`);
+      const blocked = floor.blockedMs;
       console.log(
-        `  total                               ${pct(floor.self + floor.children + floor.server)
+        `  each spawn call held this process's thread: p50 ${(blocked[Math.floor(blocked.length / 2)] ?? 0).toFixed(1)} ms, max ${(blocked.at(-1) ?? 0).toFixed(1)} ms`,
+      );
+      console.log(
+        `  total                               ${pct(spawning + floor.children + floor.server)
           .toFixed(2)
           .padStart(6)}`,
       );
@@ -101,17 +133,22 @@ export async function run(): Promise<void> {
 /**
  * CPU ticks of `tmux list-panes -a` with the Hub's format, run from this process every
  * WATCH_IDLE_INTERVAL_MS for `seconds` (execFile, as a bare Node.js program would): this process's own
- * ticks (spawning it), its children's (the tmux commands) and the tmux server's.
+ * ticks (spawning it), its children's (the tmux commands) and the tmux server's, and how long each
+ * `spawn` call held this process's one thread (Node.js forks and waits for the exec there).
  */
 async function listPanesFloor(
   fleet: AgentFleet,
   seconds: number,
-): Promise<{ self: number; children: number; server: number }> {
+): Promise<{ self: number; children: number; server: number; blockedMs: number[] }> {
   const format = paneFormat().format;
   const [before, serverBefore] = await Promise.all([cpuTicks(process.pid), cpuTicks(fleet.tmuxServerPid)]);
   const end = performance.now() + seconds * 1000;
+  const blockedMs: number[] = [];
   while (performance.now() < end) {
-    await execFileAsync("tmux", ["-L", fleet.tmux.socketName, "list-panes", "-a", "-F", format]);
+    const called = performance.now();
+    const listed = execFileAsync("tmux", ["-L", fleet.tmux.socketName, "list-panes", "-a", "-F", format]);
+    blockedMs.push(performance.now() - called);
+    await listed;
     await new Promise((r) => setTimeout(r, WATCH_IDLE_INTERVAL_MS));
   }
   const [after, serverAfter] = await Promise.all([cpuTicks(process.pid), cpuTicks(fleet.tmuxServerPid)]);
@@ -119,5 +156,6 @@ async function listPanesFloor(
     self: after.self - before.self,
     children: after.children - before.children,
     server: serverAfter.self - serverBefore.self,
+    blockedMs: blockedMs.sort((a, b) => a - b),
   };
 }
