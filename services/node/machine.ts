@@ -311,6 +311,7 @@ export class Machine implements SessionLookup {
     this.workspaces.close();
     this.fanout.closeAll();
     await loop;
+    this.model.close();
     this.agents.close();
   }
 

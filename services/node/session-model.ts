@@ -21,7 +21,8 @@ import type { SessionInspector, SessionObservation } from "./status/observation.
 import type { SessionMarks } from "./store/session-marks.js";
 import type { TmuxClient } from "./tmux/client.js";
 import { DeadPanes, nudgeReaper } from "./tmux/dead-panes.js";
-import { activePanes, listPanes, type PaneInfo, paneStamp } from "./tmux/panes.js";
+import { PaneLister } from "./tmux/pane-lister.js";
+import { activePanes, type PaneInfo, paneStamp } from "./tmux/panes.js";
 import { killSession } from "./tmux/sessions.js";
 import type { SupervisionRecord } from "./tmux/supervision-record.js";
 import { usageMessage } from "./usage-message.js";
@@ -100,10 +101,18 @@ export class SessionModel {
   /** The last lines of each dead pane, read once when it died (keyed by pane id and time of death). */
   private readonly endedLines = new Map<string, { readonly died: number; readonly lines: readonly string[] }>();
   private readonly deadPanes: DeadPanes;
+  /** Every full read's `list-panes`, through one long-lived shell rather than a spawn each. */
+  private readonly lister: PaneLister;
 
   constructor(private readonly options: SessionModelOptions) {
     this.deadPanes = new DeadPanes((paneId) => nudgeReaper(options.tmux, paneId));
+    this.lister = new PaneLister(options.tmux);
     this.reads = new ModelReads({ read: (kind) => this.read(kind), live: options.live });
+  }
+
+  /** Stops what reads hold open (the pane lister's shell); later reads spawn tmux directly. */
+  close(): void {
+    this.lister.close();
   }
 
   /** The newest panes read, by session. */
@@ -155,7 +164,7 @@ export class SessionModel {
 
   private async read(kind: ReadKind): Promise<SessionMap> {
     const full = kind === "full" || this.panes.size === 0;
-    const panes = full ? activePanes(await listPanes(this.options.tmux)) : new Map(this.panes);
+    const panes = full ? activePanes(await this.lister.list()) : new Map(this.panes);
     await this.endings(panes);
     const [adopted, seen] = await Promise.all([this.options.marks.adopted(), this.options.marks.seen()]);
     const observations = await this.options.inspector.inspect(panes, seen);

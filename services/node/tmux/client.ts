@@ -13,6 +13,11 @@ const NO_SERVER = /no server running|error connecting to|server exited unexpecte
 /** What a listing says while the server is shutting down with no session left. */
 const NO_SESSIONS = /no current target/i;
 
+/** True when tmux's words say there is nothing to list: no server runs, or it is ending with no session. */
+export function isNothingToList(stderr: string): boolean {
+  return NO_SERVER.test(stderr) || NO_SESSIONS.test(stderr);
+}
+
 /** A tmux command failed; `stderr` holds tmux's own words. */
 export class TmuxError extends Error {
   constructor(
@@ -165,7 +170,7 @@ export class TmuxClient {
     try {
       return await this.run(args);
     } catch (err) {
-      if (err instanceof TmuxError && (NO_SERVER.test(err.stderr) || NO_SESSIONS.test(err.stderr))) return "";
+      if (err instanceof TmuxError && isNothingToList(err.stderr)) return "";
       throw err;
     }
   }
