@@ -265,7 +265,14 @@ describe("answering an agent's prompt from the dashboard", () => {
             (await f.sessions.getSession({ name: s.name })).session?.statusReason === StatusReason.INTERRUPTED,
           "the turn interrupted",
           15_000,
-        );
+        ).catch(async (err: unknown) => {
+          // What the card said (sent, refused as changed, failed) and what the session is now.
+          const now = (await f.sessions.getSession({ name: s.name })).session;
+          const said = ((await card.textContent().catch(() => "(no card)")) ?? "").replace(/\s+/g, " ");
+          throw new Error(
+            `${err instanceof Error ? err.message : String(err)}; the card shows "${said}"; the session: reason ${now?.statusReason}, ${now?.statusDetail}, prompt ${now?.pendingPrompt?.fingerprint ?? "none"}, keys typed ${JSON.stringify(await s.keys())}`,
+          );
+        });
         expect(await s.keys()).toContain("\x1b");
         expect(await f.tmux.run("capture-pane", "-p", "-t", "=phone:")).not.toContain("removed build/");
       } finally {
