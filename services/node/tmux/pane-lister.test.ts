@@ -108,6 +108,18 @@ describe("PaneLister on a private tmux server", () => {
     }
   });
 
+  it("says tmux cannot be run when its binary is missing, as a spawn would", async () => {
+    const missing = join(dir, "no-such-tmux");
+    const lister = new PaneLister(new TmuxClient({ socketName: tmux.socketName, tmuxPath: missing }));
+    try {
+      const err = await lister.list().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TmuxError);
+      expect((err as Error).message).toMatch(new RegExp(`^cannot run ${missing}: .*not found`));
+    } finally {
+      lister.close();
+    }
+  });
+
   it("spawns tmux itself where no sh can be started", async () => {
     await tmux.run("new-session", "-d", "-s", "one", "sleep 600");
     const tmuxPath = (process.env.PATH ?? "")

@@ -5,6 +5,9 @@ import { listPanes, type PaneInfo, paneFormat, parsePanes } from "./panes.js";
 
 /** Longest one listing may take before the lister's shell is stopped (as for any tmux command). */
 export const PANE_LIST_TIMEOUT_MS = 10_000;
+/** What a POSIX shell exits with when the command it was given cannot be run, or is not found. */
+const SHELL_CANNOT_RUN = 126;
+const SHELL_NOT_FOUND = 127;
 /** Largest listing read (100 panes print about 30 kB). */
 const MAX_LISTING_BYTES = 64 * 1024 * 1024;
 
@@ -151,6 +154,9 @@ export class PaneLister {
     if (code === 0) listing.resolve(output);
     // tmux's own words are its output here (stderr joined it): no server is nothing to list.
     else if (isNothingToList(output)) listing.resolve("");
+    // The shell's "not found" (or "permission denied"): the tmux binary itself cannot be run.
+    else if (code === SHELL_CANNOT_RUN || code === SHELL_NOT_FOUND)
+      listing.reject(new TmuxError(`cannot run ${this.tmux.tmuxPath}: ${output.trim()}`, output.trim(), null));
     else listing.reject(new TmuxError(`tmux list-panes failed: ${output.trim()}`, output.trim(), code));
   }
 
