@@ -16,8 +16,9 @@ export const WATCH_INTERVAL_MS = 250;
  * How often it looks while every session is settled (idle or completed CLIs, shells). Native log
  * writes wake it at once through file watches, and panes created or ended through a `/proc` probe
  * every WATCH_INTERVAL_MS, so this bounds only how late other tmux-only changes are seen (a shell
- * command starting or ending, a rename, a title). Each look spawns one `tmux list-panes` (about 15 ms
- * of CPU over node, the tmux client and the server with 100 panes): most of an idle machine's cost.
+ * command starting or ending, a rename, a title). Each look runs one `tmux list-panes` (through the
+ * pane lister's shell, `tmux/pane-lister.ts`): with the tmux client and server, most of an idle
+ * machine's cost.
  * A look woken by native log writes alone asks tmux only on this schedule (see `LookKind`).
  */
 export const WATCH_IDLE_INTERVAL_MS = 2_000;
