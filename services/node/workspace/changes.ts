@@ -13,7 +13,7 @@ import {
   GetFileDiffResponseSchema,
 } from "../../../gen/staragent/v1/workspace_service_pb.js";
 import { confine, looksSecret } from "./confine.js";
-import { GitError, runGit } from "./git.js";
+import { GitError, type GitRun, runGit } from "./git.js";
 import { type NumstatEntry, parseNumstat, parsePorcelainV2, type StatusEntry } from "./porcelain.js";
 import { SNIFF_BYTES } from "./sniff.js";
 
@@ -42,9 +42,9 @@ export interface RepositoryPlace {
  * Finds the repository `cwd` is in: FAILED_PRECONDITION saying so when it is in none (or git refuses
  * the folder, e.g. one owned by another user), so the dashboard offers the file browser only.
  */
-export async function findRepository(cwd: string): Promise<RepositoryPlace> {
+export async function findRepository(cwd: string, git: GitRun = runGit): Promise<RepositoryPlace> {
   try {
-    const { stdout } = await runGit(cwd, ["rev-parse", "--show-toplevel", "--show-prefix", "--absolute-git-dir"]);
+    const { stdout } = await git(cwd, ["rev-parse", "--show-toplevel", "--show-prefix", "--absolute-git-dir"]);
     const [top = "", prefix = "", gitDir = ""] = stdout.toString("utf8").split("\n");
     if (top === "") throw new GitError("no work tree", 128, "");
     return { top, prefix, gitDir };
@@ -66,8 +66,8 @@ async function emptyTree(top: string): Promise<string> {
 }
 
 /** What `git status` of the session's folder says, with the branch headers. */
-export async function readStatus(cwd: string, signal?: AbortSignal) {
-  const { stdout, truncated } = await runGit(
+export async function readStatus(cwd: string, signal?: AbortSignal, git: GitRun = runGit) {
+  const { stdout, truncated } = await git(
     cwd,
     ["status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all", "--ignore-submodules=none", "--", "."],
     { signal },

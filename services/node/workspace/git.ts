@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { CommandShell, type ShellResult, ShellRunError } from "../../common/command-shell.js";
 import { withoutSecrets } from "../../common/config.js";
 
 /** Longest one git call may take before it is killed (a status of 100 000 files takes well under it). */
@@ -51,6 +52,9 @@ export interface GitOptions {
   readonly signal?: AbortSignal;
 }
 
+/** How a git call is run: `runGit`, or a GitShell's `run`. */
+export type GitRun = (cwd: string, args: readonly string[], options?: GitOptions) => Promise<GitResult>;
+
 /** A git call that failed: its exit code and what git said on stderr (a sentence for people). */
 export class GitError extends Error {
   constructor(
@@ -75,18 +79,8 @@ export function runGit(cwd: string, args: readonly string[], options: GitOptions
   const maxBytes = options.maxBytes ?? GIT_MAX_OUTPUT_BYTES;
   const okCodes = options.okCodes ?? [0];
   return new Promise((resolve, reject) => {
-    const child = spawn("nice", ["-n", String(GIT_NICENESS), "git", "-C", cwd, ...SAFE_CONFIG, ...args], {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: {
-        ...withoutSecrets(process.env),
-        GIT_OPTIONAL_LOCKS: "0",
-        // A path from the caller is a path, never a pattern (`*`, `:(glob)` and other pathspec magic).
-        GIT_LITERAL_PATHSPECS: "1",
-        GIT_TERMINAL_PROMPT: "0",
-        GIT_PAGER: "cat",
-        LC_ALL: "C",
-      },
-    });
+    const [program, ...rest] = gitArgv(cwd, args);
+    const child = spawn(program as string, rest, { stdio: ["ignore", "pipe", "pipe"], env: gitEnvironment() });
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;
@@ -136,24 +130,84 @@ export function runGit(cwd: string, args: readonly string[], options: GitOptions
         reject(new ConnectError("the caller went away", Code.Canceled));
         return;
       }
-      if (truncated) {
-        resolve({ stdout, code: 0, truncated, stderr });
-        return;
+      try {
+        resolve(gitOutcome(args, { stdout, code: code ?? -1, truncated, stderr }, okCodes));
+      } catch (err) {
+        reject(err);
       }
-      const exit = code ?? -1;
-      if (exit === NICE_COMMAND_NOT_FOUND && /\bgit\b.*No such file/i.test(stderr)) {
-        reject(
-          new ConnectError("git could not be started: it is not installed on this machine", Code.FailedPrecondition),
-        );
-        return;
-      }
-      if (!okCodes.includes(exit)) {
-        reject(new GitError(`git ${args[0] ?? ""} failed: ${firstLine(stderr)}`, exit, stderr));
-        return;
-      }
-      resolve({ stdout, code: exit, truncated, stderr });
     });
   });
+}
+
+/** The argument vector of a git call (`nice` first): see `runGit`. */
+function gitArgv(cwd: string, args: readonly string[]): string[] {
+  return ["nice", "-n", String(GIT_NICENESS), "git", "-C", cwd, ...SAFE_CONFIG, ...args];
+}
+
+/** The environment of every git call: see `runGit`. */
+function gitEnvironment(): NodeJS.ProcessEnv {
+  return {
+    ...withoutSecrets(process.env),
+    GIT_OPTIONAL_LOCKS: "0",
+    // A path from the caller is a path, never a pattern (`*`, `:(glob)` and other pathspec magic).
+    GIT_LITERAL_PATHSPECS: "1",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_PAGER: "cat",
+    LC_ALL: "C",
+  };
+}
+
+/** A finished git call's result, or the error its exit status means. */
+function gitOutcome(args: readonly string[], result: GitResult, okCodes: readonly number[]): GitResult {
+  if (result.truncated) return { ...result, code: 0 };
+  if (result.code === NICE_COMMAND_NOT_FOUND && /\bgit\b.*(No such file|not found)/i.test(result.stderr))
+    throw new ConnectError("git could not be started: it is not installed on this machine", Code.FailedPrecondition);
+  if (!okCodes.includes(result.code))
+    throw new GitError(`git ${args[0] ?? ""} failed: ${firstLine(result.stderr)}`, result.code, result.stderr);
+  return result;
+}
+
+/**
+ * Runs git calls through one long-lived shell (CommandShell) rather than a spawn each, for callers
+ * that run git periodically (the workspace tracker's statuses): the same argument vector, environment,
+ * limits and errors as `runGit`. A call the shell cannot take (an argument with a line break, no `sh`
+ * here) is spawned by `runGit`.
+ */
+export class GitShell {
+  private readonly shell = new CommandShell(gitEnvironment());
+
+  async run(cwd: string, args: readonly string[], options: GitOptions = {}): Promise<GitResult> {
+    const argv = gitArgv(cwd, args);
+    if (!this.shell.canRun(argv)) return runGit(cwd, args, options);
+    const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
+    let result: ShellResult;
+    try {
+      result = await this.shell.run(argv, {
+        timeoutMs,
+        maxBytes: options.maxBytes ?? GIT_MAX_OUTPUT_BYTES,
+        signal: options.signal,
+      });
+    } catch (err) {
+      if (!this.shell.canRun(argv)) return runGit(cwd, args, options);
+      if (err instanceof ShellRunError && err.reason === "timeout")
+        throw new ConnectError(
+          `git ${args[0] ?? ""} took longer than ${timeoutMs} ms and was stopped`,
+          Code.DeadlineExceeded,
+        );
+      if (err instanceof ShellRunError && err.reason === "aborted")
+        throw new ConnectError("the caller went away", Code.Canceled);
+      throw new ConnectError(
+        `git could not be run: ${err instanceof Error ? err.message : String(err)}`,
+        Code.Unavailable,
+      );
+    }
+    return gitOutcome(args, { ...result, stderr: result.stderr.slice(0, 4096) }, options.okCodes ?? [0]);
+  }
+
+  /** Stops the shell; later calls spawn git directly. */
+  close(): void {
+    this.shell.close();
+  }
 }
 
 function firstLine(text: string): string {

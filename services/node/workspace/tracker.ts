@@ -4,6 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "../../common/log.js";
 import { PathWatcher } from "../status/path-watcher.js";
 import { findRepository, type RepositoryPlace, readStatus } from "./changes.js";
+import { type GitRun, GitShell } from "./git.js";
 
 /** A change seen by a file watch is looked at after this quiet time, so a burst of writes costs one status. */
 export const WORKSPACE_SETTLE_MS = 300;
@@ -56,6 +57,8 @@ export class WorkspaceTracker {
   private closed = false;
   private readonly settleMs: number;
   private readonly recheckMs: number;
+  /** The statuses run every WORKSPACE_RECHECK_MS per folder: through one long-lived shell, not a spawn each. */
+  private readonly git = new GitShell();
 
   constructor(
     private readonly onChange: () => void,
@@ -100,7 +103,10 @@ export class WorkspaceTracker {
     this.closed = true;
     for (const state of this.folders.values()) this.drop(state);
     this.folders.clear();
+    this.git.close();
   }
+
+  private readonly run: GitRun = (cwd, args, options) => this.git.run(cwd, args, options);
 
   private drop(state: FolderState): void {
     clearTimeout(state.timer);
@@ -147,10 +153,10 @@ export class WorkspaceTracker {
     let summary = NONE;
     try {
       if (state.place === undefined) {
-        state.place = (await mayBeInRepository(cwd)) ? await findRepository(cwd).catch(notARepository) : null;
+        state.place = (await mayBeInRepository(cwd)) ? await findRepository(cwd, this.run).catch(notARepository) : null;
       }
       if (state.place !== null) {
-        const status = await readStatus(cwd);
+        const status = await readStatus(cwd, undefined, this.run);
         summary = { changedFiles: status.entries.length, branch: status.branch.head };
         const folders = new Set<string>([cwd, state.place.gitDir]);
         for (const entry of status.entries) {
