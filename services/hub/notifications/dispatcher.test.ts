@@ -19,7 +19,7 @@ import {
 } from "../../../gen/staragent/v1/session_service_pb.js";
 import { createLogger } from "../../common/log.js";
 import { DeliveryLog } from "./delivery-log.js";
-import { NotificationDispatcher, SUPERSEDED_ERROR } from "./dispatcher.js";
+import { NotificationDispatcher, PROMPT_DETAIL_WAIT_MS, SUPERSEDED_ERROR } from "./dispatcher.js";
 import { openNotificationFiles } from "./notification-store.js";
 import { loadOrCreateVapidKeys } from "./vapid-keys.js";
 
@@ -59,8 +59,8 @@ class Receiver {
   }
 }
 
-/** A session of node w1 at an approval prompt for `command`. */
-function atPrompt(command: string): WatchSessionsResponse {
+/** A session of node w1 at an approval prompt for `command` (known only from the CLI's state without one). */
+function atPrompt(command?: string): WatchSessionsResponse {
   return create(WatchSessionsResponseSchema, {
     type: WatchEventType.UPSERTED,
     sessions: [
@@ -70,7 +70,9 @@ function atPrompt(command: string): WatchSessionsResponse {
         tmuxSession: "fix-bug",
         status: SessionStatus.REVIEW,
         statusReason: StatusReason.INPUT_PROMPT,
-        pendingPrompt: create(PendingPromptSchema, { command, fingerprint: `fp-${command}` }),
+        prompt: "waiting for permission prompt",
+        pendingPrompt:
+          command === undefined ? undefined : create(PendingPromptSchema, { command, fingerprint: `fp-${command}` }),
       }),
     ],
   });
@@ -182,6 +184,25 @@ describe("NotificationDispatcher: a newer notification supersedes an older one",
       "SUPERSEDED",
       "RETRYING",
     ]);
+  });
+
+  it("sends a prompt known only from the CLI's state as one notification, once the screen says what it asks", async () => {
+    events(atPrompt());
+    await new Promise((r) => setTimeout(r, 300));
+    events(atPrompt("rm -rf build"));
+    await logged((d) => d.summary.includes("rm -rf build") && d.outcome === DeliveryOutcome.DELIVERED);
+    await new Promise((r) => setTimeout(r, PROMPT_DETAIL_WAIT_MS));
+    expect(receiver.bodies.map((b) => (JSON.parse(b) as { summary: string }).summary)).toEqual([
+      "wants to run `rm -rf build`",
+    ]);
+  });
+
+  it("sends the vague one after PROMPT_DETAIL_WAIT_MS when the screen never says more", async () => {
+    const started = Date.now();
+    events(atPrompt());
+    const sent = await logged((d) => d.outcome === DeliveryOutcome.DELIVERED);
+    expect(sent.summary).toBe("asks: waiting for permission prompt");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(PROMPT_DETAIL_WAIT_MS - 20);
   });
 
   it("ends the older one's request still under way, so it cannot land after the newer one", async () => {

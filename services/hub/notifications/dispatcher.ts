@@ -31,6 +31,12 @@ const KEYS_PER_SESSION = 16;
 const MAX_NOTIFIED_SESSIONS = 2_000;
 /** Longest wait for a finished turn's reply (its first line is the summary) before sending without it. */
 export const REPLY_WAIT_MS = 1_500;
+/**
+ * Longest wait for a prompt known only from the CLI's state to be read from the screen: the screen
+ * read makes it a newer notification of the session (what it asks, with its own fingerprint) that
+ * goes instead, so one prompt never sends one vague push and then a second, clear one.
+ */
+export const PROMPT_DETAIL_WAIT_MS = 1_500;
 /** First wait before watching again after the Hub's own watch ended; doubles up to the maximum. */
 const REWATCH_INITIAL_MS = 500;
 const REWATCH_MAX_MS = 15_000;
@@ -278,6 +284,12 @@ export class NotificationDispatcher {
   /** Sends one notification to every target that takes it, unless a newer one of its session came. */
   private async dispatch(first: NotificationEvent, superseded: AbortSignal): Promise<void> {
     let event = first;
+    if (event.kind === "prompt" && event.detailed === false) {
+      await sleep(PROMPT_DETAIL_WAIT_MS, undefined, {
+        signal: AbortSignal.any([this.abort.signal, superseded]),
+      }).catch(() => undefined);
+      if (superseded.aborted || this.abort.signal.aborted) return;
+    }
     if (event.kind === "turn-finished" && this.options.reply) {
       const reply = await this.options
         .reply(event.session, AbortSignal.any([this.abort.signal, AbortSignal.timeout(REPLY_WAIT_MS)]))

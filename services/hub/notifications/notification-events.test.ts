@@ -33,7 +33,11 @@ describe("notificationOf", () => {
       title: "fix-bug on w1",
       summary: "wants to run `npm test`",
       path: "/sessions/w1/fix-bug",
+      detailed: true,
     });
+    // Known only from the CLI's state (no prompt read from the screen yet): not detailed.
+    const vague = create(SessionSchema, { ...s, pendingPrompt: undefined });
+    expect(notificationOf(vague)?.detailed).toBe(false);
   });
 
   it("keys a finished turn by its completion id, and ignores what is not news", () => {

@@ -23,6 +23,11 @@ export interface NotificationEvent {
   readonly summary: string;
   /** The dashboard path that opens the session. */
   readonly path: string;
+  /**
+   * False for a prompt known so far only from the CLI's own state (e.g. Claude Code's "waiting for
+   * permission prompt") and not yet read from the screen, whose summary cannot say what it asks.
+   */
+  readonly detailed?: boolean;
 }
 
 /**
@@ -41,7 +46,13 @@ export function notificationOf(s: Session): NotificationEvent | undefined {
   };
   if (s.statusReason === StatusReason.INPUT_PROMPT) {
     const fingerprint = s.pendingPrompt?.fingerprint || digest(s.prompt);
-    return { ...base, kind: "prompt", key: `prompt:${fingerprint}`, summary: line(promptWants(s)) };
+    return {
+      ...base,
+      kind: "prompt",
+      key: `prompt:${fingerprint}`,
+      summary: line(promptWants(s)),
+      detailed: s.pendingPrompt !== undefined,
+    };
   }
   if (s.statusReason === StatusReason.UNSEEN_COMPLETION && s.completionId !== "") {
     return { ...base, kind: "turn-finished", key: `turn:${s.completionId}`, summary: "finished its turn" };
