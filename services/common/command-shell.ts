@@ -15,6 +15,11 @@ const SCRIPT = `while IFS= read -r mark && IFS= read -r count; do
   printf '\\n%s\\n' "$mark" >&2
 done`;
 
+/** True when `argv` (a process's, from /proc) is a CommandShell's: how leak checks tell it from a stray child. */
+export function isCommandShell(argv: readonly string[]): boolean {
+  return argv.length === 3 && argv[0] === "sh" && argv[1] === "-c" && argv[2] === SCRIPT;
+}
+
 /** What one command run through the shell gave. */
 export interface ShellResult {
   readonly stdout: Buffer;

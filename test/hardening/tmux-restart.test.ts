@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SessionService, WatchEventType } from "../../gen/staragent/v1/session_service_pb.js";
 import { TerminalStream } from "../../gen/staragent/v1/terminal_stream_pb.js";
 import { bearerInterceptor } from "../../services/common/bearer.js";
+import { isCommandShell } from "../../services/common/command-shell.js";
 import { failureOf, testToken } from "../foundation/hub-fixture.js";
 import { readWatch } from "../foundation/watch-events.js";
 import { type ServerProcess, startServerProcess } from "../support/servers.js";
@@ -12,8 +13,12 @@ import { TestViewer } from "../support/test-viewer.js";
 import { createTestTmux, type TestTmux } from "../support/tmux.js";
 import { waitFor } from "../support/wait.js";
 
-/** File descriptors and child processes of a process: what a leak would grow. */
-async function footprint(pid: number): Promise<{ fds: number; ptys: number; children: number }> {
+/**
+ * File descriptors and child processes of a process: what a leak would grow. The long-lived shells
+ * the Node runs its periodic commands through (CommandShell: the pane lister, the workspace's git)
+ * are counted apart: they stay, one each at most.
+ */
+async function footprint(pid: number): Promise<{ fds: number; ptys: number; children: number; shells: number }> {
   const fds = await readdir(`/proc/${pid}/fd`);
   let ptys = 0;
   let counted = 0;
@@ -25,7 +30,14 @@ async function footprint(pid: number): Promise<{ fds: number; ptys: number; chil
     if (target !== "anon_inode:inotify") counted++;
   }
   const children = (await readFile(`/proc/${pid}/task/${pid}/children`, "utf8")).trim();
-  return { fds: counted, ptys, children: children === "" ? 0 : children.split(/\s+/).length };
+  let shells = 0;
+  let others = 0;
+  for (const child of children === "" ? [] : children.split(/\s+/)) {
+    const argv = (await readFile(`/proc/${child}/cmdline`, "utf8").catch(() => "")).split("\0").slice(0, -1);
+    if (isCommandShell(argv)) shells++;
+    else others++;
+  }
+  return { fds: counted, ptys, children: others, shells };
 }
 
 /** The pid of a tmux server, from tmux itself. */
@@ -111,7 +123,12 @@ describe("a Node whose tmux server is killed and started again", () => {
     // Back to one session (after-1) and no viewer: the same descriptors, no pty, no tmux client left.
     await waitFor(async () => {
       const now = await footprint(pid);
-      return now.ptys === 0 && now.children === 0 && now.fds <= idle.fds ? now : undefined;
+      return now.ptys === 0 &&
+        now.children === 0 &&
+        now.shells <= 2 &&
+        now.fds <= idle.fds + 3 * (now.shells - idle.shells)
+        ? now
+        : undefined;
     }, "the Node's descriptors and children to return to where they were");
     expect(node.stderr()).not.toMatch(/ERROR/);
   });
