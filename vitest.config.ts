@@ -10,6 +10,9 @@ export default defineConfig({
     globalSetup: ["test/support/build-services.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // What a poll waits for crosses real processes (a click, the Hub, tmux, the page again): vitest's
+    // 1 s default was short on a loaded 2-core runner (a queued message's row took longer to show).
+    expect: { poll: { timeout: 10_000 } },
     pool: "forks",
     maxWorkers: 2,
     reporters: ["default"],
