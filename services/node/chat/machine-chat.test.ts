@@ -6,6 +6,7 @@ import { ChatRole, Cli, StatusReason } from "../../../gen/staragent/v1/session_p
 import type { GetChatResponse } from "../../../gen/staragent/v1/session_service_pb.js";
 import { failureOf, type HubFixture, startHubFixture } from "../../../test/foundation/hub-fixture.js";
 import { standIns } from "../../../test/support/agent-fixture-setup.js";
+import { processAlive } from "../../../test/support/process-alive.js";
 import { REPO_ROOT, runCli, STARAGENT_BIN } from "../../../test/support/servers.js";
 import { waitFor } from "../../../test/support/wait.js";
 import { createBuiltInAgents } from "../agents/registry.js";
@@ -25,15 +26,6 @@ const STAND_IN_SESSIONS: readonly (readonly [session: string, command: string, u
     createBuiltInAgents().modules.map((m) => m.name),
   )
 ).map((s) => [s.command === "claude" ? "cc" : s.command, s.command, s.unsetEnv] as const);
-/** True while a process exists. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 const name = (session: string) => `nodes/local/sessions/${session}`;
 /** Time the conversation test takes at most per stand-in CLI (each started, sent to and answered in turn). */
 const STAND_IN_TEST_MS_PER_CLI = 20_000;
@@ -83,7 +75,7 @@ describe("chat through a real Hub process", () => {
       ),
     ).catch(() => []);
     await f?.tmux.close();
-    await waitFor(() => pids.every((pid) => !alive(pid)), "the stand-in CLIs to exit").catch(() => undefined);
+    await waitFor(() => pids.every((pid) => !processAlive(pid)), "the stand-in CLIs to exit").catch(() => undefined);
     await f?.close();
   });
 

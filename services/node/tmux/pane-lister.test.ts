@@ -2,21 +2,12 @@ import { existsSync } from "node:fs";
 import { chmod, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { processAlive } from "../../../test/support/process-alive.js";
 import { eachTempDir } from "../../../test/support/temp-dir.js";
 import { createTestTmux, type TestTmux } from "../../../test/support/tmux.js";
 import { TmuxClient, TmuxError } from "./client.js";
 import { PaneLister } from "./pane-lister.js";
 import { listPanes, type PaneInfo } from "./panes.js";
-
-/** Whether a process runs (signal 0 only checks). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** What identifies a pane and its program (the fields that do not move with time or output). */
 function identity(p: PaneInfo) {
@@ -81,7 +72,7 @@ describe("PaneLister on a private tmux server", () => {
     const next = lister.shellPid as number;
     expect(next).not.toBe(shell);
     lister.close();
-    await expect.poll(() => running(next), { timeout: 5_000 }).toBe(false);
+    await expect.poll(() => processAlive(next), { timeout: 5_000 }).toBe(false);
     // Closed, it still lists (spawning tmux itself).
     expect((await lister.list()).map((p) => p.sessionName)).toEqual(["one"]);
     expect(lister.shellPid).toBeUndefined();
