@@ -167,24 +167,23 @@ export class CommandShell {
   private onOutput(shell: ChildProcessWithoutNullStreams, chunk: Buffer): void {
     const run = this.running;
     if (shell !== this.shell || !run || run.code !== undefined) return;
-    const searchFrom = Math.max(0, run.outBytes - run.end.length - 16);
     run.out.push(chunk);
     run.outBytes += chunk.length;
-    const text = run.out.length === 1 ? chunk : Buffer.concat(run.out);
-    run.out = [text];
-    const at = text.indexOf(run.end, searchFrom);
+    // The end mark and status are the last thing the shell prints for a command: look for them in the
+    // newest bytes only, so a large output is copied once (at the end), not once per chunk.
+    const tail = lastBytes(run.out, run.end.length + 24);
+    const at = tail.indexOf(run.end);
     if (at >= 0) {
-      const close = text.indexOf("\n", at + run.end.length);
+      const close = tail.indexOf("\n", at + run.end.length);
       if (close >= 0) {
-        run.code = Number(text.subarray(at + run.end.length, close).toString("utf8"));
-        run.out = [text.subarray(0, at)];
-        run.outBytes = at;
+        run.code = Number(tail.subarray(at + run.end.length, close).toString("utf8"));
+        run.outBytes -= tail.length - at;
         this.settle(run);
         return;
       }
     }
-    if (run.outBytes > run.options.maxBytes + run.end.length + 16) {
-      const stdout = Buffer.from(text.subarray(0, run.options.maxBytes));
+    if (run.outBytes > run.options.maxBytes + run.end.length + 24) {
+      const stdout = Buffer.concat(run.out).subarray(0, run.options.maxBytes);
       this.running = undefined;
       this.finish(run);
       this.kill();
@@ -212,7 +211,7 @@ export class CommandShell {
     if (run.code === undefined || !run.errorDone || this.running !== run) return;
     this.running = undefined;
     this.finish(run);
-    const stdout = Buffer.concat(run.out, run.outBytes);
+    const stdout = Buffer.concat(run.out).subarray(0, run.outBytes);
     if (stdout.length > run.options.maxBytes) {
       run.resolve({ stdout: stdout.subarray(0, run.options.maxBytes), stderr: run.stderr, code: 0, truncated: true });
       return;
@@ -253,4 +252,16 @@ export class CommandShell {
     this.finish(run);
     run.reject(why);
   }
+}
+
+/** The last `count` bytes (or fewer) of the chunks, copied from the newest chunks only. */
+function lastBytes(chunks: readonly Buffer[], count: number): Buffer {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for (let i = chunks.length - 1; i >= 0 && size < count; i--) {
+    const chunk = chunks[i] as Buffer;
+    parts.unshift(chunk.length > count - size ? chunk.subarray(chunk.length - (count - size)) : chunk);
+    size += parts[0]?.length ?? 0;
+  }
+  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
 }
