@@ -162,6 +162,12 @@ export interface AgentSignals {
    * usage totals): the watch loop reads the session again at its next poll instead of reusing them.
    */
   readonly pending?: boolean;
+  /**
+   * True when these signals were read from the pane's reported facts alone (a screen-only CLI's window
+   * activity): there is nothing to watch and nothing to reuse, and an idle look every
+   * WATCH_IDLE_INTERVAL_MS sees them change, so the watch loop needs no fast poll for them.
+   */
+  readonly paneOnly?: boolean;
 }
 
 /**

@@ -188,8 +188,8 @@ describe("AgentRegistry", () => {
       expect(agents.chatParserFor(module.cli)).toBe(module.chatParser);
       expect(agents.historyFor(module.cli)).toBe(module.history);
     }
-    // The agent CLIs (each module that reads a native log) are adoptable; a shell and other programs are not.
-    for (const module of agents.modules) expect(module.adoptable, module.name).toBe(module.history !== undefined);
+    // The agent CLIs (each module looked for below the pane) are adoptable; a shell and other programs are not.
+    for (const module of agents.modules) expect(module.adoptable, module.name).toBe(module.scope === "tree");
     expect(agents.adoptable(Cli.SHELL) || agents.adoptable(Cli.OTHER)).toBe(false);
     expect(agents.chatParserFor(Cli.OTHER).cli).toBe(Cli.OTHER);
   });

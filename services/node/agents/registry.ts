@@ -2,10 +2,12 @@ import { Cli } from "../../../gen/staragent/v1/session_pb.js";
 import type { ChatParser } from "../chat/chat-parser.js";
 import { plainChatParser } from "../chat/plain-parser.js";
 import type { AgentModule } from "./agent.js";
+import { AntigravityModule } from "./antigravity/antigravity-module.js";
 import type { ChatHistoryReader } from "./chat-history.js";
 import { ClaudeModule } from "./claude/claude-module.js";
 import { CodexModule } from "./codex/codex-module.js";
 import { CopilotModule } from "./copilot/copilot-module.js";
+import { CursorModule } from "./cursor/cursor-module.js";
 import { DroidModule } from "./droid/droid-module.js";
 import { GeminiModule } from "./gemini/gemini-module.js";
 import { KiloModule } from "./kilo/kilo-module.js";
@@ -33,6 +35,8 @@ export function createBuiltInAgents(): AgentRegistry {
     new PiModule(),
     new KiloModule(),
     new DroidModule(),
+    new CursorModule(),
+    new AntigravityModule(),
     new ShellModule(),
   ]);
 }

@@ -147,6 +147,8 @@ export class StatusEngine implements SessionInspector {
             : withoutPromptDetails(observed);
       const { status, reason } = signals.verdict ?? decideStatus(signals, seenId);
       const observation = agentObservation(found.agent.cli, found.process, signals, { status, reason }, paneRevision);
+      // Read from the pane's own facts (a screen-only CLI): re-read at every look, cheaply, with no fast poll.
+      if (signals.paneOnly) return { observation, settled: false, fast: false, statePaths: [] };
       const statePaths = signals.statePaths ?? [];
       const settled =
         statePaths.length > 0 &&

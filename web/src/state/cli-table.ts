@@ -70,6 +70,16 @@ export const CLI_TABLE = {
     name: "Factory droid",
     presets: [{ id: "droid", label: "Factory droid", argv: ["droid"] }],
   },
+  [Cli.CURSOR]: {
+    key: "cursor",
+    name: "Cursor agent",
+    presets: [{ id: "cursor", label: "Cursor agent", argv: ["cursor-agent"] }],
+  },
+  [Cli.ANTIGRAVITY]: {
+    key: "antigravity",
+    name: "Antigravity",
+    presets: [{ id: "antigravity", label: "Antigravity (agy)", argv: ["agy"] }],
+  },
 } as const satisfies Record<Cli, CliInfo>;
 
 type Table = typeof CLI_TABLE;
