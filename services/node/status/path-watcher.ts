@@ -39,6 +39,11 @@ export class PathWatcher {
     return new Set(this.watches.keys());
   }
 
+  /** True when `path` itself is watched now (not an ancestor standing in for it while it does not exist). */
+  covers(path: string): boolean {
+    return this.watches.get(path)?.target === path;
+  }
+
   /**
    * Watches exactly `paths` from now on: new ones are armed, gone ones closed. Returns the paths armed
    * by this call (their earlier changes were not watched: the caller should look at them once more).

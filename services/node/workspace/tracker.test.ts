@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { GIT_TEST_ENV, git } from "../../../test/support/git.js";
 import { waitFor } from "../../../test/support/wait.js";
 import { createLogger } from "../../common/log.js";
-import { mayBeInRepository, WORKSPACE_RECHECK_MS, WorkspaceTracker } from "./tracker.js";
+import { MAX_WHOLE_FOLDERS, mayBeInRepository, WORKSPACE_RECHECK_MS, WorkspaceTracker } from "./tracker.js";
 
 /** The recheck interval the tests run with: short, and far from the settle time so the two cannot be confused. */
 const TEST_RECHECK_MS = 400;
@@ -32,7 +32,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function tracker(timing: { settleMs: number; recheckMs: number }) {
+function tracker(timing: { settleMs: number; recheckMs: number; wholeRecheckMs?: number }) {
   let changes = 0;
   const t = new WorkspaceTracker(() => changes++, log, timing);
   trackers.push(t);
@@ -45,21 +45,82 @@ describe("WorkspaceTracker's recheck of folders no watch covers", () => {
   });
 
   it("finds an edit deep in an unwatched folder by its own timer, with nobody reading the model", async () => {
+    // More tracked folders than are watched whole: a write deep in one of them fires no watch.
     const repo = join(dir, "deep");
     await mkdir(join(repo, "a", "b"), { recursive: true });
     git(repo, "init", "-q", "-b", "main");
     await writeFile(join(repo, "a", "b", "kept.txt"), "kept\n");
+    for (let i = 0; i <= MAX_WHOLE_FOLDERS; i++) {
+      await mkdir(join(repo, "many", String(i)), { recursive: true });
+      await writeFile(join(repo, "many", String(i), "f"), "f\n");
+    }
     git(repo, "add", ".");
     git(repo, "commit", "-qm", "first");
     // File watches would only call for a look after NEVER_MS: only the recheck can find the edit.
-    const { t, changes } = tracker({ settleMs: NEVER_MS, recheckMs: TEST_RECHECK_MS });
+    const { t, changes } = tracker({ settleMs: NEVER_MS, recheckMs: TEST_RECHECK_MS, wholeRecheckMs: NEVER_MS });
     expect(t.lookup(repo).changedFiles).toBeUndefined();
     await waitFor(() => changes() === 1, "the first look");
     expect(t.lookup(repo)).toEqual({ changedFiles: 0, branch: "main" });
+    expect(t.watchedWhole(repo)).toBe(false);
     await writeFile(join(repo, "a", "b", "kept.txt"), "edited\n");
     // Not lookup(): the model is read by nobody; the change must be announced through onChange.
     await waitFor(() => changes() === 2, "the recheck to find the edit", 10_000);
     expect(t.lookup(repo)).toEqual({ changedFiles: 1, branch: "main" });
+  });
+});
+
+describe("WorkspaceTracker's folders watched whole", () => {
+  /** A repository of `folders` tracked folders (`src/0/1/…` nested, so each counts). */
+  async function repository(name: string, depth: number): Promise<string> {
+    const repo = join(dir, name);
+    let folder = join(repo, "src");
+    for (let i = 0; i < depth; i++) folder = join(folder, String(i));
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, "deep.txt"), "deep\n");
+    git(repo, "init", "-q", "-b", "main");
+    git(repo, "add", ".");
+    git(repo, "commit", "-qm", "first");
+    return repo;
+  }
+
+  it("sees an edit in any tracked folder and a file added in a new untracked one by their watches, with no recheck", async () => {
+    const repo = await repository("whole", 5);
+    const { t, changes } = tracker({ settleMs: 50, recheckMs: NEVER_MS, wholeRecheckMs: NEVER_MS });
+    t.lookup(repo);
+    await waitFor(() => changes() === 1, "the first look");
+    expect(t.watchedWhole(repo)).toBe(true);
+    await writeFile(join(repo, "src", "0", "1", "2", "3", "4", "deep.txt"), "edited\n");
+    await waitFor(() => t.lookup(repo).changedFiles === 1, "the edit deep in the tree");
+    await mkdir(join(repo, "notes", "today"), { recursive: true });
+    await writeFile(join(repo, "notes", "today", "a.md"), "a\n");
+    await waitFor(() => t.lookup(repo).changedFiles === 2, "the new untracked file");
+    // Its folders are watched now: a second file in the middle one is seen too.
+    await writeFile(join(repo, "notes", "b.md"), "b\n");
+    await waitFor(() => t.lookup(repo).changedFiles === 3, "a file beside the new folder");
+    expect(t.watchedWhole(repo)).toBe(true);
+  });
+
+  it("watches a session folder inside a repository from that folder down", async () => {
+    const repo = await repository("inner", 3);
+    const cwd = join(repo, "src", "0");
+    const { t, changes } = tracker({ settleMs: 50, recheckMs: NEVER_MS, wholeRecheckMs: NEVER_MS });
+    t.lookup(cwd);
+    await waitFor(() => changes() === 1, "the first look");
+    expect(t.watchedWhole(cwd)).toBe(true);
+    await writeFile(join(cwd, "1", "2", "deep.txt"), "edited\n");
+    await waitFor(() => t.lookup(cwd).changedFiles === 1, "the edit below the session folder");
+  });
+
+  it("does not count a repository with submodules, or with more folders than MAX_WHOLE_FOLDERS, as whole", async () => {
+    const many = await repository("too-many", MAX_WHOLE_FOLDERS + 1);
+    const withModules = await repository("with-modules", 1);
+    await writeFile(join(withModules, ".gitmodules"), "");
+    const { t, changes } = tracker({ settleMs: 50, recheckMs: NEVER_MS, wholeRecheckMs: NEVER_MS });
+    t.lookup(many);
+    t.lookup(withModules);
+    await waitFor(() => changes() === 2, "both first looks");
+    expect(t.watchedWhole(many)).toBe(false);
+    expect(t.watchedWhole(withModules)).toBe(false);
   });
 });
 

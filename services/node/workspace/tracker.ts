@@ -15,8 +15,24 @@ export const WORKSPACE_SETTLE_MS = 300;
  * edit shows within 60 s with the status's own time to spare.
  */
 export const WORKSPACE_RECHECK_MS = 50_000;
+/**
+ * A folder whose every folder is watched (`FolderState.whole`) is looked at again only this long after
+ * its last look without an event: a watch lost without an event (inotify's queue overflowing) is found
+ * within this time.
+ */
+export const WORKSPACE_WHOLE_RECHECK_MS = 600_000;
 /** Folders of changed files watched per session folder (besides the folder itself and the git folder). */
 const MAX_WATCHED_FOLDERS = 32;
+/**
+ * Most folders a session folder may hold for all of them to be watched (tracked folders from the tree
+ * of HEAD, and the folders of untracked files): a folder with more keeps WORKSPACE_RECHECK_MS.
+ */
+export const MAX_WHOLE_FOLDERS = 64;
+/**
+ * Most watches the tracker spends on watching whole folders, over all session folders: inotify's watch
+ * limit is the user's, shared with editors and the CLIs' own watchers (8192 on older kernels).
+ */
+const MAX_WHOLE_WATCHES = 2_048;
 
 /** What a session's row shows of its workspace. */
 export interface WorkspaceSummary {
@@ -35,6 +51,16 @@ interface FolderState {
   /** The look WORKSPACE_RECHECK_MS after the last one, armed after every look. */
   recheck: NodeJS.Timeout | undefined;
   watcher: PathWatcher;
+  /**
+   * True when every folder under the session folder that can change its status is watched (its tracked
+   * folders, the folders of its untracked files, the git folder): a change fires a watch, so the recheck
+   * waits WORKSPACE_WHOLE_RECHECK_MS instead.
+   */
+  whole: boolean;
+  /** Watches counted against MAX_WHOLE_WATCHES while `whole`. */
+  wholeWatches: number;
+  /** The tracked folders under the session folder, for the HEAD commit `treeOid` (undefined: too many). */
+  tree: { readonly oid: string; readonly folders: readonly string[] | undefined } | undefined;
 }
 
 const NONE: WorkspaceSummary = { changedFiles: undefined, branch: "" };
@@ -43,13 +69,16 @@ const NONE: WorkspaceSummary = { changedFiles: undefined, branch: "" };
 export interface WorkspaceTiming {
   readonly settleMs?: number;
   readonly recheckMs?: number;
+  /** The recheck of a folder watched whole (default WORKSPACE_WHOLE_RECHECK_MS). */
+  readonly wholeRecheckMs?: number;
 }
 
 /**
  * Keeps each session folder's changed-file count and branch (Session.changed_files, branch) without a
  * `git status` per session per poll: one status per folder, run again only when a file watch on its
- * git folder (index, HEAD), the folder itself or the folders of its changed files fires, and
- * WORKSPACE_RECHECK_MS after its last look otherwise. Sessions share their folder's result. `onChange` is called when a result
+ * git folder (index, HEAD), the folder itself, its tracked folders (where they are few) or the
+ * folders of its changed files fires, and WORKSPACE_RECHECK_MS after its last look otherwise
+ * (WORKSPACE_WHOLE_RECHECK_MS when every folder that can change its status is watched). Sessions share their folder's result. `onChange` is called when a result
  * changed, so the model is read again and watchers hear of it.
  */
 export class WorkspaceTracker {
@@ -57,6 +86,9 @@ export class WorkspaceTracker {
   private closed = false;
   private readonly settleMs: number;
   private readonly recheckMs: number;
+  private readonly wholeRecheckMs: number;
+  /** Watches spent on folders watched whole (MAX_WHOLE_WATCHES). */
+  private wholeWatches = 0;
   /** The statuses run every WORKSPACE_RECHECK_MS per folder: through one long-lived shell, not a spawn each. */
   private readonly git = new GitShell();
 
@@ -67,6 +99,12 @@ export class WorkspaceTracker {
   ) {
     this.settleMs = timing.settleMs ?? WORKSPACE_SETTLE_MS;
     this.recheckMs = timing.recheckMs ?? WORKSPACE_RECHECK_MS;
+    this.wholeRecheckMs = timing.wholeRecheckMs ?? WORKSPACE_WHOLE_RECHECK_MS;
+  }
+
+  /** True when every folder of `cwd` that can change its status is watched (diagnostics and tests). */
+  watchedWhole(cwd: string): boolean {
+    return this.folders.get(cwd)?.whole ?? false;
   }
 
   /** The summary of a session folder as known now; starts a look in the background when it is stale. */
@@ -82,6 +120,9 @@ export class WorkspaceTracker {
         timer: undefined,
         recheck: undefined,
         watcher: new PathWatcher(() => this.touched(cwd)),
+        whole: false,
+        wholeWatches: 0,
+        tree: undefined,
       };
       this.folders.set(cwd, state);
       this.schedule(cwd, state, 0);
@@ -109,6 +150,7 @@ export class WorkspaceTracker {
   private readonly run: GitRun = (cwd, args, options) => this.git.run(cwd, args, options);
 
   private drop(state: FolderState): void {
+    this.setWhole(state, false, 0);
     clearTimeout(state.timer);
     clearTimeout(state.recheck);
     state.timer = undefined;
@@ -123,17 +165,29 @@ export class WorkspaceTracker {
     if (!state.running && !state.timer) this.schedule(cwd, state, this.settleMs);
   }
 
-  /** Arms the folder's next unprompted look, recheckMs from now (replacing the one armed before). */
+  private setWhole(state: FolderState, whole: boolean, watches: number): void {
+    this.wholeWatches += (whole ? watches : 0) - state.wholeWatches;
+    state.whole = whole;
+    state.wholeWatches = whole ? watches : 0;
+  }
+
+  /**
+   * Arms the folder's next unprompted look, recheckMs from now (wholeRecheckMs for a folder watched
+   * whole), replacing the one armed before.
+   */
   private armRecheck(cwd: string, state: FolderState): void {
     clearTimeout(state.recheck);
-    state.recheck = setTimeout(() => {
-      state.recheck = undefined;
-      if (this.closed || this.folders.get(cwd) !== state) return;
-      state.dirty = true;
-      // A folder that was in no repository may have become one (`git init`).
-      if (state.place === null) state.place = undefined;
-      if (!state.running && !state.timer) this.schedule(cwd, state, 0);
-    }, this.recheckMs);
+    state.recheck = setTimeout(
+      () => {
+        state.recheck = undefined;
+        if (this.closed || this.folders.get(cwd) !== state) return;
+        state.dirty = true;
+        // A folder that was in no repository may have become one (`git init`).
+        if (state.place === null) state.place = undefined;
+        if (!state.running && !state.timer) this.schedule(cwd, state, 0);
+      },
+      state.whole ? this.wholeRecheckMs : this.recheckMs,
+    );
     state.recheck.unref();
   }
 
@@ -156,21 +210,42 @@ export class WorkspaceTracker {
         state.place = (await mayBeInRepository(cwd)) ? await findRepository(cwd, this.run).catch(notARepository) : null;
       }
       if (state.place !== null) {
+        const place = state.place;
         const status = await readStatus(cwd, undefined, this.run);
         summary = { changedFiles: status.entries.length, branch: status.branch.head };
-        const folders = new Set<string>([cwd, state.place.gitDir]);
-        for (const entry of status.entries) {
-          if (folders.size >= MAX_WATCHED_FOLDERS + 2) break;
-          folders.add(dirname(join(state.place.top, entry.path)));
+        const tree = await this.trackedFolders(cwd, place, state, status.branch.oid);
+        const room = Math.min(MAX_WHOLE_FOLDERS, MAX_WHOLE_WATCHES - (this.wholeWatches - state.wholeWatches));
+        let whole = tree !== undefined && tree.length <= room;
+        const limit = whole ? room : MAX_WATCHED_FOLDERS;
+        const folders = new Set<string>([cwd, place.gitDir]);
+        if (whole) for (const folder of tree ?? []) folders.add(folder);
+        entries: for (const entry of status.entries) {
+          // A changed file's folders up to the session folder: a file added beside it fires a watch.
+          for (
+            let folder = dirname(join(place.top, entry.path));
+            folder.startsWith(`${cwd}/`) && !folders.has(folder);
+            folder = dirname(folder)
+          ) {
+            if (folders.size >= limit + 2) {
+              whole = false;
+              break entries;
+            }
+            folders.add(folder);
+          }
         }
         await state.watcher.set(folders);
+        whole = whole && [...folders].every((folder) => state.watcher.covers(folder));
+        this.setWhole(state, whole, folders.size);
       } else {
         await state.watcher.set([]);
+        this.setWhole(state, false, 0);
       }
     } catch (err) {
       // A folder git cannot read now (removed, timed out) shows no count; the next look tries again.
       this.log.debug("workspace status failed", { error: err instanceof Error ? err.message : String(err) });
       state.place = undefined;
+      state.tree = undefined;
+      this.setWhole(state, false, 0);
     } finally {
       state.running = false;
     }
@@ -181,6 +256,46 @@ export class WorkspaceTracker {
     this.armRecheck(cwd, state);
     if (changed) this.onChange();
   }
+
+  /**
+   * The folders under `cwd` that hold tracked files, from the tree of the HEAD commit `oid` (read once per
+   * commit); none for a repository with no commit yet. Undefined when they are more than
+   * MAX_WHOLE_FOLDERS, or the repository has submodules (a write inside one is in another repository's
+   * folders), or git could not list them: the folder is then not watched whole.
+   */
+  private async trackedFolders(
+    cwd: string,
+    place: RepositoryPlace,
+    state: FolderState,
+    oid: string,
+  ): Promise<readonly string[] | undefined> {
+    if (state.tree?.oid === oid) return state.tree.folders;
+    let folders: string[] | undefined;
+    if (await exists(join(place.top, ".gitmodules"))) folders = undefined;
+    else if (oid === "") folders = [];
+    else {
+      // One more than the most kept: a listing cut there says "too many" without reading a huge tree.
+      const listed = await this.run(cwd, ["ls-tree", "-r", "-d", "-z", "--name-only", oid], {
+        maxBytes: 64 * 1024,
+      }).catch(() => undefined);
+      if (listed && !listed.truncated) {
+        const names = listed.stdout
+          .toString("utf8")
+          .split("\0")
+          .filter((n) => n !== "" && n !== "./");
+        if (names.length <= MAX_WHOLE_FOLDERS) folders = names.map((n) => join(cwd, n.replace(/\/$/, "")));
+      }
+    }
+    state.tree = { oid, folders };
+    return folders;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 function notARepository(err: unknown): null {
