@@ -78,7 +78,10 @@ export function machineRoutes(machine: MachineServices): (router: ConnectRouter)
       }),
     );
     machine.terminal.routes(router);
-    router.service(WorkspaceService, new MachineWorkspaceService(machine.sessions, machine.home));
+    router.service(
+      WorkspaceService,
+      new MachineWorkspaceService(machine.sessions, machine.home, machine.sessions.git.run),
+    );
   };
 }
 

@@ -31,6 +31,7 @@ import { type TmuxClient, TmuxError } from "./tmux/client.js";
 import { TmuxServerProbe } from "./tmux/server-probe.js";
 import { killSession, newSession } from "./tmux/sessions.js";
 import { WatchFanout } from "./watch-fanout.js";
+import { GitShellPool } from "./workspace/git.js";
 import { WorkspaceTracker } from "./workspace/tracker.js";
 import type { SessionWorktrees } from "./worktrees/session-worktrees.js";
 import type { AddedWorktree, WorktreeRequest } from "./worktrees/worktrees.js";
@@ -75,6 +76,8 @@ export class Machine implements SessionLookup {
   private readonly loop: WatchLoop;
   private readonly marks: SessionMarks;
   private readonly workspaces: WorkspaceTracker;
+  /** How the workspace API's calls run git: through long-lived shells, not a spawn each. */
+  readonly git = new GitShellPool();
   private readonly gone: GoneSessions;
 
   /** The CLIs this machine supports; it closes what they hold open when it stops. */
@@ -309,6 +312,7 @@ export class Machine implements SessionLookup {
   async close(): Promise<void> {
     const loop = this.loop.close();
     this.workspaces.close();
+    this.git.close();
     this.fanout.closeAll();
     await loop;
     this.model.close();

@@ -60,8 +60,8 @@ export async function findRepository(cwd: string, git: GitRun = runGit): Promise
 }
 
 /** The id of the empty tree in this repository's hash (a base for diffs before the first commit). */
-async function emptyTree(top: string): Promise<string> {
-  const { stdout } = await runGit(top, ["hash-object", "-t", "tree", "/dev/null"]);
+async function emptyTree(top: string, git: GitRun): Promise<string> {
+  const { stdout } = await git(top, ["hash-object", "-t", "tree", "/dev/null"]);
   return stdout.toString("utf8").trim();
 }
 
@@ -82,13 +82,13 @@ export async function readStatus(cwd: string, signal?: AbortSignal, git: GitRun 
  * GetChanges of a session's folder: the repository it is in, its branch and upstream, and every
  * changed file under the folder (paths relative to it), with lines added and removed against HEAD.
  */
-export async function getChanges(cwd: string, signal?: AbortSignal): Promise<GetChangesResponse> {
-  const place = await findRepository(cwd);
-  const status = await readStatus(cwd, signal);
-  const base = status.branch.oid === "" ? await emptyTree(place.top) : "HEAD";
+export async function getChanges(cwd: string, signal?: AbortSignal, git: GitRun = runGit): Promise<GetChangesResponse> {
+  const place = await findRepository(cwd, git);
+  const status = await readStatus(cwd, signal, git);
+  const base = status.branch.oid === "" ? await emptyTree(place.top, git) : "HEAD";
   const entries = status.entries.slice(0, MAX_CHANGED_FILES);
   const [counts, merging, rebaseMerge, rebaseApply] = await Promise.all([
-    countChanges(place.top, base, entries, signal),
+    countChanges(place.top, base, entries, git, signal),
     exists(join(place.gitDir, "MERGE_HEAD")),
     exists(join(place.gitDir, "rebase-merge")),
     exists(join(place.gitDir, "rebase-apply")),
@@ -129,6 +129,7 @@ async function countChanges(
   top: string,
   base: string,
   entries: readonly StatusEntry[],
+  git: GitRun,
   signal?: AbortSignal,
 ): Promise<Map<string, NumstatEntry>> {
   const paths = new Set<string>();
@@ -138,7 +139,7 @@ async function countChanges(
     if (entry.previousPath !== "") paths.add(entry.previousPath);
   }
   if (paths.size === 0) return new Map();
-  const numstat = await runGit(
+  const numstat = await git(
     top,
     ["diff", base, "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv", "--", ...paths],
     { signal },
@@ -207,6 +208,8 @@ export interface DiffRequest {
   /** `$STARAGENT_HOME`, never read. */
   readonly home?: string;
   readonly signal?: AbortSignal;
+  /** How git is run (default `runGit`). */
+  readonly git?: GitRun;
 }
 
 /**
@@ -215,11 +218,12 @@ export interface DiffRequest {
  * as "binary, N bytes". The path is confined like a read (a secret's diff would show the secret).
  */
 export async function getFileDiff(cwd: string, request: DiffRequest): Promise<GetFileDiffResponse> {
-  const place = await findRepository(cwd);
+  const git = request.git ?? runGit;
+  const place = await findRepository(cwd, git);
   const file = await confine(cwd, request.path, { refuseSecrets: true, home: request.home, mayBeMissing: true });
   const path = file.relative;
   if (path === "") throw new ConnectError("path: name a file, not the session's folder", Code.InvalidArgument);
-  const untracked = await runGit(cwd, ["ls-files", "--others", "--exclude-standard", "-z", "--", path], {
+  const untracked = await git(cwd, ["ls-files", "--others", "--exclude-standard", "-z", "--", path], {
     signal: request.signal,
   });
   const isUntracked = untracked.stdout
@@ -234,9 +238,9 @@ export async function getFileDiff(cwd: string, request: DiffRequest): Promise<Ge
       throw new ConnectError(`${JSON.stringify(path)} is untracked: nothing of it is staged`, Code.NotFound);
     args = ["diff", "--no-index", ...common, "--", "/dev/null", path];
   } else {
-    const head = await runGit(cwd, ["rev-parse", "--verify", "--quiet", "HEAD"], { okCodes: [0, 1] });
-    const base = head.code === 0 ? "HEAD" : await emptyTree(place.top);
-    const renamed = await renamedFrom(place.top, base, place.prefix + path, request.signal);
+    const head = await git(cwd, ["rev-parse", "--verify", "--quiet", "HEAD"], { okCodes: [0, 1] });
+    const base = head.code === 0 ? "HEAD" : await emptyTree(place.top, git);
+    const renamed = await renamedFrom(place.top, base, place.prefix + path, git, request.signal);
     // The old path is read only when it too is in the session's folder and not a secret's name.
     const from =
       renamed?.startsWith(place.prefix) && !looksSecret(renamed.slice(place.prefix.length)) ? renamed : undefined;
@@ -250,7 +254,7 @@ export async function getFileDiff(cwd: string, request: DiffRequest): Promise<Ge
       args = ["diff", ...against, ...common, "--", path];
     }
   }
-  const result = await runGit(gitCwd, args, {
+  const result = await git(gitCwd, args, {
     maxBytes: MAX_DIFF_BYTES,
     okCodes: [0, 1],
     signal: request.signal,
@@ -279,7 +283,7 @@ export async function getFileDiff(cwd: string, request: DiffRequest): Promise<Ge
     else if (inHunk && line.startsWith("+")) added++;
     else if (inHunk && line.startsWith("-")) removed++;
   }
-  const size = binary ? await fileSize(file.real, cwd, path) : 0;
+  const size = binary ? await fileSize(file.real, cwd, path, git) : 0;
   return create(GetFileDiffResponseSchema, {
     path,
     diff: binary ? "" : text,
@@ -296,8 +300,8 @@ export async function getFileDiff(cwd: string, request: DiffRequest): Promise<Ge
  * holds it as a rename of a file in `base`; undefined otherwise. Renames live in the index only (a
  * file moved in the work tree and not staged is a deletion and an untracked file to git).
  */
-async function renamedFrom(top: string, base: string, topPath: string, signal?: AbortSignal) {
-  const { stdout } = await runGit(
+async function renamedFrom(top: string, base: string, topPath: string, git: GitRun, signal?: AbortSignal) {
+  const { stdout } = await git(
     top,
     ["diff", "--cached", base, "-M", "--name-status", "-z", "--diff-filter=R", "--no-ext-diff"],
     { signal },
@@ -311,9 +315,9 @@ async function renamedFrom(top: string, base: string, topPath: string, signal?: 
 }
 
 /** The size of a binary file: in the work tree, or in HEAD when it was deleted. */
-async function fileSize(real: string, cwd: string, path: string): Promise<number> {
+async function fileSize(real: string, cwd: string, path: string, git: GitRun): Promise<number> {
   const info = await lstat(real).catch(() => undefined);
   if (info) return info.size;
-  const head = await runGit(cwd, ["cat-file", "-s", `HEAD:./${path}`], { okCodes: [0, 128] }).catch(() => undefined);
+  const head = await git(cwd, ["cat-file", "-s", `HEAD:./${path}`], { okCodes: [0, 128] }).catch(() => undefined);
   return Number(head?.stdout.toString("utf8").trim()) || 0;
 }

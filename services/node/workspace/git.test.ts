@@ -1,10 +1,11 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConnectError } from "@connectrpc/connect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { GIT_NICENESS, GitError, type GitRun, GitShell, runGit } from "./git.js";
+import { waitFor } from "../../../test/support/wait.js";
+import { GIT_NICENESS, GitError, type GitRun, GitShell, GitShellPool, runGit } from "./git.js";
 
 /** Each way git runs: spawned per call, and through a GitShell (made after the test set its PATH). */
 const RUNNERS: [string, () => { run: GitRun; close: () => void }][] = [
@@ -14,6 +15,13 @@ const RUNNERS: [string, () => { run: GitRun; close: () => void }][] = [
     () => {
       const shell = new GitShell();
       return { run: (cwd, args, options) => shell.run(cwd, args, options), close: () => shell.close() };
+    },
+  ],
+  [
+    "GitShellPool",
+    () => {
+      const pool = new GitShellPool();
+      return { run: pool.run, close: () => pool.close() };
     },
   ],
 ];
@@ -81,5 +89,59 @@ describe.each(RUNNERS)("%s", (_name, runner) => {
     } finally {
       git.close();
     }
+  });
+});
+
+/** The `sh` processes this process started that are still running (the pool's shells). */
+function shellChildren(): number[] {
+  const children: number[] = [];
+  for (const task of readdirSync(`/proc/${process.pid}/task`)) {
+    const listed = readFileSync(`/proc/${process.pid}/task/${task}/children`, "utf8").trim();
+    for (const pid of listed === "" ? [] : listed.split(" ").map(Number)) {
+      const comm = (() => {
+        try {
+          return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+        } catch {
+          return "";
+        }
+      })();
+      if (comm === "sh") children.push(pid);
+    }
+  }
+  return children;
+}
+
+describe("GitShellPool", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "sa-git-pool-"));
+    await runGit(dir, ["init", "-q", "-b", "main"]);
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("runs calls on at most its shells, reused, spawns git for calls beyond them, and spawns after close", async () => {
+    const before = new Set(shellChildren());
+    const pool = new GitShellPool(2);
+    try {
+      // Five at once: two on the shells, three spawned; every answer is git's own.
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => pool.run(dir, ["check-ref-format", "--branch", `topic-${i}`])),
+      );
+      expect(answers.map((a) => a.stdout.toString("utf8"))).toEqual(
+        Array.from({ length: 5 }, (_, i) => `topic-${i}\n`),
+      );
+      const shells = shellChildren().filter((pid) => !before.has(pid));
+      expect(shells).toHaveLength(2);
+      // One after another: the same two shells, no more.
+      for (let i = 0; i < 5; i++) await pool.run(dir, ["rev-parse", "--git-dir"]);
+      expect(shellChildren().filter((pid) => !before.has(pid))).toEqual(shells);
+    } finally {
+      pool.close();
+    }
+    await waitFor(() => shellChildren().filter((pid) => !before.has(pid)).length === 0, "the shells to end");
+    expect((await pool.run(dir, ["rev-parse", "--git-dir"])).stdout.toString("utf8")).toBe(".git\n");
+    expect(shellChildren().filter((pid) => !before.has(pid))).toEqual([]);
   });
 });

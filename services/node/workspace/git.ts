@@ -213,3 +213,43 @@ export class GitShell {
 function firstLine(text: string): string {
   return text.trim().split("\n")[0]?.slice(0, 300) ?? "";
 }
+
+/** Shells a GitShellPool keeps: calls beyond this many at once are spawned rather than queued. */
+export const GIT_POOL_SHELLS = 3;
+
+/**
+ * GitShells for the workspace API's calls (GetChanges, GetFileDiff), so answering one spawns nothing
+ * from the machine's thread (a spawn holds it 6 to 13 ms, docs/benchmarks.md). Each call takes an idle
+ * shell; with every shell busy (more than GIT_POOL_SHELLS calls at once), it spawns git by `runGit`
+ * instead of waiting behind a long diff.
+ */
+export class GitShellPool {
+  private readonly idle: GitShell[] = [];
+  private started = 0;
+  private closed = false;
+
+  constructor(private readonly shells = GIT_POOL_SHELLS) {}
+
+  readonly run: GitRun = async (cwd, args, options) => {
+    const shell = this.closed ? undefined : (this.idle.pop() ?? this.startShell());
+    if (!shell) return runGit(cwd, args, options);
+    try {
+      return await shell.run(cwd, args, options);
+    } finally {
+      if (this.closed) shell.close();
+      else this.idle.push(shell);
+    }
+  };
+
+  /** Stops the idle shells now and the busy ones when their call ends; later calls spawn git. */
+  close(): void {
+    this.closed = true;
+    for (const shell of this.idle.splice(0)) shell.close();
+  }
+
+  private startShell(): GitShell | undefined {
+    if (this.started >= this.shells) return undefined;
+    this.started++;
+    return new GitShell();
+  }
+}

@@ -11,6 +11,7 @@ import { parseSessionName } from "../../common/resource-names.js";
 import type { SessionLookup } from "../session-lookup.js";
 import { getChanges, getFileDiff } from "./changes.js";
 import { listFiles, readFile } from "./files.js";
+import { type GitRun, runGit } from "./git.js";
 
 /**
  * `WorkspaceService` over one machine's sessions: the root of every call is the session's folder
@@ -22,10 +23,12 @@ export class MachineWorkspaceService implements ServiceImpl<typeof WorkspaceServ
     private readonly sessions: SessionLookup,
     /** `$STARAGENT_HOME`: never read through a workspace. */
     private readonly home: string | undefined,
+    /** How git is run (the machine's GitShellPool; `runGit` by default). */
+    private readonly git: GitRun = runGit,
   ) {}
 
   async getChanges(req: GetChangesRequest, ctx: HandlerContext) {
-    return getChanges(await this.root(req.name), ctx.signal);
+    return getChanges(await this.root(req.name), ctx.signal, this.git);
   }
 
   async getFileDiff(req: GetFileDiffRequest, ctx: HandlerContext) {
@@ -34,6 +37,7 @@ export class MachineWorkspaceService implements ServiceImpl<typeof WorkspaceServ
       staged: req.staged,
       home: this.home,
       signal: ctx.signal,
+      git: this.git,
     });
   }
 
