@@ -492,6 +492,23 @@ describe("the dashboard against a real Hub", () => {
       const texts = await v.page.locator("sa-chat-view .msg-user .msg-text").allTextContents();
       expect(texts).toEqual(Array.from({ length: PROMPTS }, (_, i) => `question ${i + 1}`));
       expect(await v.page.locator("sa-chat-view .chat-older").count()).toBe(0);
+
+      // Back at the bottom, the log's box shrinks (as a phone's keyboard or a queued message's row takes
+      // room below it): that is not scrolling up, so the next answer shows at once, with no "New
+      // messages" button standing over what is below the log.
+      const log = v.page.locator("sa-chat-view .chat-log");
+      await log.evaluate((el) => {
+        el.scrollTop = el.scrollHeight;
+      });
+      const atBottom = () => log.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight <= 1);
+      await expect.poll(atBottom).toBe(true);
+      const size = v.page.viewportSize();
+      if (!size) throw new Error("the page has no viewport size");
+      await v.page.setViewportSize({ width: size.width, height: size.height - 240 });
+      await f.sessions.sendChatMessage({ name, text: "one more" });
+      await v.page.locator("sa-chat-view .msg-assistant", { hasText: "Done: one more" }).waitFor();
+      await expect.poll(atBottom).toBe(true);
+      expect(await v.page.locator("sa-chat-view .new-below").count()).toBe(0);
     },
     TEST_TIMEOUT_MS,
   );

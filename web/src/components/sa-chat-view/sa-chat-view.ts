@@ -114,6 +114,8 @@ export class SaChatView extends LightElement {
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
+    this.resized.disconnect();
+    this.observedLog = null;
     this.feedOf?.stop();
   }
 
@@ -123,7 +125,23 @@ export class SaChatView extends LightElement {
     if (changed.has("session") && this.feed?.wants(s.chatRevision)) void this.feed?.refresh(s.chatRevision);
   }
 
+  /**
+   * Keeps a following log at its bottom when its box shrinks: a queued message's row, a prompt notice
+   * or a phone's keyboard taking room below it is not the person scrolling up.
+   */
+  private readonly resized = new ResizeObserver(() => {
+    const list = this.chatLog();
+    if (list && this.following) list.scrollTop = list.scrollHeight;
+  });
+  private observedLog: HTMLElement | null = null;
+
   protected override updated(changed: PropertyValues): void {
+    const log = this.chatLog();
+    if (log !== this.observedLog) {
+      if (this.observedLog) this.resized.unobserve(this.observedLog);
+      if (log) this.resized.observe(log);
+      this.observedLog = log;
+    }
     const messages = this.feedOf?.messages;
     if (messages !== this.shownMessages || (changed.has("active") && this.active)) {
       this.shownMessages = messages;
@@ -150,7 +168,9 @@ export class SaChatView extends LightElement {
     const messages = feed?.messages ?? [];
     const logged = messages.some((m) => m.source === ChatMessageSource.LOG);
     // Focusable: it scrolls, and its messages may hold nothing else a keyboard can reach.
-    return html`<div class="chat-log" role="log" tabindex="0" aria-label="Conversation with ${s.tmuxSession}"
+    // The log and its "new messages" button share a box, so the button floats over the log's bottom
+    // and never over what stands below it (the queue, the composer), whatever their height.
+    return html`<div class="chat-log-area"><div class="chat-log" role="log" tabindex="0" aria-label="Conversation with ${s.tmuxSession}"
         @scroll=${this.onScroll}>
         ${feed?.error ? html`<p class="chat-error" role="alert">${feed.error} <button @click=${() => feed.refresh(s.chatRevision, true)}>Try again</button></p>` : nothing}
         ${
@@ -182,7 +202,7 @@ export class SaChatView extends LightElement {
         this.unseenBelow
           ? html`<button class="new-below" @click=${() => this.scrollToEnd()}>New messages <span aria-hidden="true">↓</span></button>`
           : nothing
-      }
+      }</div>
       ${
         s.status === SessionStatus.REVIEW && s.statusReason === StatusReason.INPUT_PROMPT
           ? html`<p class="chat-waiting" role="status">
