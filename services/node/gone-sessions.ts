@@ -11,7 +11,7 @@ import {
 import type { JsonFile } from "../common/json-file.js";
 import type { SessionObservation } from "./status/observation.js";
 import type { GoneEntry, GoneFile } from "./store/gone-file.js";
-import type { TmuxClient } from "./tmux/client.js";
+import type { TmuxArgument, TmuxClient, TmuxResult } from "./tmux/client.js";
 import { capturePanes } from "./tmux/pane-captures.js";
 import type { PaneInfo } from "./tmux/panes.js";
 
@@ -67,7 +67,10 @@ export class GoneSessions {
    * Reads the last lines of the live agent sessions' screens whose turn changed, or that printed since
    * their last read (at most every LAST_LINES_EVERY_MS), for the lines kept when one vanishes.
    */
-  async noteLive(live: readonly { pane: PaneInfo; observation: SessionObservation }[]): Promise<void> {
+  async noteLive(
+    live: readonly { pane: PaneInfo; observation: SessionObservation }[],
+    exec?: (args: readonly TmuxArgument[]) => Promise<TmuxResult>,
+  ): Promise<void> {
     const now = Date.now();
     const ids = new Set(live.map((l) => l.pane.paneId));
     for (const id of this.screens.keys()) if (!ids.has(id)) this.screens.delete(id);
@@ -82,6 +85,7 @@ export class GoneSessions {
     const texts = await capturePanes(
       this.tmux,
       due.map(({ pane }) => ({ paneId: pane.paneId, flags: ["-J"] })),
+      exec,
     ).catch(() => []);
     due.forEach(({ pane, turn }, i) => {
       const text = texts[i];

@@ -175,7 +175,8 @@ export class SessionModel {
         const observation = observations.get(pane.sessionName);
         return observation?.chatLogPath ? [{ pane, observation }] : [];
       });
-      if (full) await gone.noteLive(agents);
+      // Through the lister's shell: a spawn from here would hold this thread (docs/status.md).
+      if (full) await gone.noteLive(agents, (args) => this.lister.exec(args));
     }
     const model: SessionMap = new Map();
     const now = new Date();

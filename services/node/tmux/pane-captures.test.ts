@@ -1,15 +1,35 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestTmux, type TestTmux } from "../../../test/support/tmux.js";
 import { waitFor } from "../../../test/support/wait.js";
+import type { TmuxArgument, TmuxClient, TmuxResult } from "./client.js";
 import { capturePanes } from "./pane-captures.js";
+import { PaneLister } from "./pane-lister.js";
 import { listPanes } from "./panes.js";
 
-describe("capturePanes on a private tmux server", () => {
+type Exec = (args: readonly TmuxArgument[]) => Promise<TmuxResult>;
+
+/** Each way an invocation runs: spawned by the client, and through the pane lister's shell. */
+const RUNNERS: [string, (client: TmuxClient) => { exec?: Exec; close: () => void }][] = [
+  ["spawned", () => ({ close: () => {} })],
+  [
+    "through the pane lister's shell",
+    (client) => {
+      const lister = new PaneLister(client);
+      return { exec: (args) => lister.exec(args), close: () => lister.close() };
+    },
+  ],
+];
+
+describe.each(RUNNERS)("capturePanes on a private tmux server, %s", (_name, runner) => {
   let tmux: TestTmux;
+  let exec: Exec | undefined;
+  let close = () => {};
   beforeEach(() => {
     tmux = createTestTmux();
+    ({ exec, close } = runner(tmux.client));
   });
   afterEach(async () => {
+    close();
     await tmux.close();
   });
 
@@ -30,11 +50,11 @@ describe("capturePanes on a private tmux server", () => {
     // A line shaped like a marker (another nonce) is text, not a boundary.
     const second = await printing("two", "\\036cafecafecafecafe:1\\nsecond screen\\n");
     const third = await printing("three", "third screen\\n");
-    const texts = await capturePanes(tmux.client, [
-      { paneId: first },
-      { paneId: second, flags: ["-J"] },
-      { paneId: third },
-    ]);
+    const texts = await capturePanes(
+      tmux.client,
+      [{ paneId: first }, { paneId: second, flags: ["-J"] }, { paneId: third }],
+      exec,
+    );
     const lines = texts.map((t) => t?.split("\n").filter((l) => l.trim() !== ""));
     expect(lines[0]).toEqual(["first screen"]);
     expect(lines[1]).toHaveLength(2);
@@ -48,13 +68,13 @@ describe("capturePanes on a private tmux server", () => {
     const gone = await printing("gone", "gone\\n");
     const third = await printing("three", "third\\n");
     await tmux.run("kill-session", "-t", "=gone");
-    const texts = await capturePanes(tmux.client, [{ paneId: first }, { paneId: gone }, { paneId: third }]);
+    const texts = await capturePanes(tmux.client, [{ paneId: first }, { paneId: gone }, { paneId: third }], exec);
     expect(texts[0]).toContain("first");
     expect(texts[1]).toBeUndefined();
     expect(texts[2]).toContain("third");
   });
 
   it("answers undefined for every pane when no tmux server runs", async () => {
-    expect(await capturePanes(tmux.client, [{ paneId: "%0" }, { paneId: "%1" }])).toEqual([undefined, undefined]);
+    expect(await capturePanes(tmux.client, [{ paneId: "%0" }, { paneId: "%1" }], exec)).toEqual([undefined, undefined]);
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { NEXT_COMMAND, type TmuxArgument, type TmuxClient } from "./client.js";
+import { NEXT_COMMAND, type TmuxArgument, type TmuxClient, type TmuxResult } from "./client.js";
 
 /** Random bytes in each capture's marker: no pane can print a marker it cannot predict. */
 const NONCE_BYTES = 8;
@@ -20,11 +20,13 @@ export interface CaptureRequest {
  * by a marker line (`display-message -p`) carrying a nonce made for this call, so the texts can be
  * split apart whatever the panes show. tmux stops an invocation at the first command that fails (a
  * pane gone since it was listed): the captures before it are kept, the failed one is undefined, and
- * those after it are asked again in a further invocation.
+ * those after it are asked again in a further invocation. `exec` runs the invocation (default
+ * `tmux.exec`, a spawn; the watch loop's goes through the pane lister's shell).
  */
 export async function capturePanes(
   tmux: TmuxClient,
   requests: readonly CaptureRequest[],
+  exec: (args: readonly TmuxArgument[]) => Promise<TmuxResult> = (args) => tmux.exec(args),
 ): Promise<(string | undefined)[]> {
   const texts: (string | undefined)[] = new Array(requests.length).fill(undefined);
   let from = 0;
@@ -38,7 +40,7 @@ export async function capturePanes(
       args.push("display-message", "-p", marker(i), NEXT_COMMAND);
       args.push("capture-pane", "-p", ...(request.flags ?? []), "-t", request.paneId);
     }
-    const result = await tmux.exec(args);
+    const result = await exec(args);
     const { out, last } = splitCaptures(result.stdout, from, requests.length, marker);
     for (const [i, text] of out) texts[i] = text;
     if (result.code === 0 || last === undefined) break;

@@ -1,5 +1,5 @@
 import { CommandShell, ShellRunError } from "../../common/command-shell.js";
-import { isNothingToList, type TmuxClient, TmuxError } from "./client.js";
+import { isNothingToList, type TmuxArgument, type TmuxClient, TmuxError, type TmuxResult } from "./client.js";
 import { listPanes, type PaneInfo, paneFormat, parsePanes } from "./panes.js";
 
 /** Longest one listing may take before it is stopped (as for any tmux command). */
@@ -56,6 +56,26 @@ export class PaneLister {
     if (result.code === SHELL_CANNOT_RUN || result.code === SHELL_NOT_FOUND)
       throw new TmuxError(`cannot run ${this.tmux.tmuxPath}: ${stderr}`, stderr, null);
     throw new TmuxError(`tmux list-panes failed: ${stderr}`, stderr, result.code);
+  }
+
+  /**
+   * Runs any other tmux invocation of the watch loop (`capturePanes`' captures) through the same shell,
+   * answering as `TmuxClient.exec` does; spawned directly where the shell cannot take it.
+   */
+  async exec(args: readonly TmuxArgument[]): Promise<TmuxResult> {
+    const argv = [this.tmux.tmuxPath, ...this.tmux.argv(args)];
+    if (!this.shell.canRun(argv)) return this.tmux.exec(args);
+    let result: Awaited<ReturnType<CommandShell["run"]>>;
+    try {
+      result = await this.shell.run(argv, { timeoutMs: this.timeoutMs, maxBytes: MAX_LISTING_BYTES });
+    } catch (err) {
+      if (!this.shell.canRun(argv)) return this.tmux.exec(args);
+      throw new TmuxError(`tmux failed: ${err instanceof Error ? err.message : String(err)}`, "", null);
+    }
+    const stderr = result.stderr.trim();
+    if (result.code === SHELL_CANNOT_RUN || result.code === SHELL_NOT_FOUND)
+      throw new TmuxError(`cannot run ${this.tmux.tmuxPath}: ${stderr}`, stderr, null);
+    return { stdout: result.stdout.toString("utf8"), stderr, code: result.code, signal: null };
   }
 
   /** Stops the shell; later listings spawn tmux directly. */
