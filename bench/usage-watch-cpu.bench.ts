@@ -8,7 +8,14 @@ import { codexUsage, codexUsageReducer } from "../services/node/agents/codex/usa
 import { queryUsage } from "../services/node/agents/opencode/usage.js";
 import { RecentUsageFollower } from "../services/node/agents/usage/recent-follower.js";
 import { TotalsFollower } from "../services/node/agents/usage/totals-follower.js";
-import { type AgentFleet, cpuTicks, type FleetSession, startAgentFleet } from "./agent-fleet.js";
+import {
+  type AgentFleet,
+  childTicks,
+  childTicksSince,
+  cpuTicks,
+  type FleetSession,
+  startAgentFleet,
+} from "./agent-fleet.js";
 
 /**
  * Sessions watched (issue 23: 100 sessions whose logs grow by one turn a second); BENCH_SESSIONS sets
@@ -128,14 +135,24 @@ function growOpencode(db: Database.Database, sessionId: string, n: number): void
 /** % of one core the watch loop (Hub, its tmux commands, the tmux server) used over `ms`. */
 async function measure(fleet: AgentFleet, ms: number) {
   const hubPid = fleet.hub.process.pid as number;
-  const [hubBefore, tmuxBefore] = await Promise.all([cpuTicks(hubPid), cpuTicks(fleet.tmuxServerPid)]);
+  // The Hub's long-lived children (the pane lister's shell and the tmux clients it starts) count in
+  // their own ticks, not in the Hub's reaped children's.
+  const [hubBefore, tmuxBefore, helpersBefore] = await Promise.all([
+    cpuTicks(hubPid),
+    cpuTicks(fleet.tmuxServerPid),
+    childTicks(hubPid),
+  ]);
   const start = performance.now();
   await new Promise((r) => setTimeout(r, ms));
-  const [hubAfter, tmuxAfter] = await Promise.all([cpuTicks(hubPid), cpuTicks(fleet.tmuxServerPid)]);
+  const [hubAfter, tmuxAfter, helpersAfter] = await Promise.all([
+    cpuTicks(hubPid),
+    cpuTicks(fleet.tmuxServerPid),
+    childTicks(hubPid),
+  ]);
   const seconds = (performance.now() - start) / 1000;
   const pct = (ticks: number) => (ticks / TICKS_PER_SECOND / seconds) * 100;
   const hub = pct(hubAfter.self - hubBefore.self);
-  const tmuxClients = pct(hubAfter.children - hubBefore.children);
+  const tmuxClients = pct(hubAfter.children - hubBefore.children + childTicksSince(helpersBefore, helpersAfter));
   const tmuxServer = pct(tmuxAfter.self - tmuxBefore.self);
   return { seconds, hub, tmuxClients, tmuxServer, total: hub + tmuxClients + tmuxServer };
 }
@@ -261,7 +278,7 @@ export async function run(): Promise<void> {
         `${name.padEnd(36)} ${a.toFixed(2).padStart(8)} %   ${b.toFixed(2).padStart(17)} %   ${c.toFixed(2).padStart(22)} %`,
       );
     row("hub process (utime+stime)", idle.hub, grown.hub, spread.hub);
-    row("tmux commands it ran (cutime+cstime)", idle.tmuxClients, grown.tmuxClients, spread.tmuxClients);
+    row("tmux commands it ran, and its shells", idle.tmuxClients, grown.tmuxClients, spread.tmuxClients);
     row("tmux server", idle.tmuxServer, grown.tmuxServer, spread.tmuxServer);
     row("total", idle.total, grown.total, spread.total);
     console.log(
