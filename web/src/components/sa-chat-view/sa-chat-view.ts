@@ -125,10 +125,7 @@ export class SaChatView extends LightElement {
     if (changed.has("session") && this.feed?.wants(s.chatRevision)) void this.feed?.refresh(s.chatRevision);
   }
 
-  /**
-   * Keeps a following log at its bottom when its box shrinks: a queued message's row, a prompt notice
-   * or a phone's keyboard taking room below it is not the person scrolling up.
-   */
+  /** Keeps a following log at its bottom when its box shrinks (a queued row, a phone's keyboard). */
   private readonly resized = new ResizeObserver(() => {
     const list = this.chatLog();
     if (list && this.following) list.scrollTop = list.scrollHeight;
@@ -137,11 +134,8 @@ export class SaChatView extends LightElement {
 
   protected override updated(changed: PropertyValues): void {
     const log = this.chatLog();
-    if (log !== this.observedLog) {
-      if (this.observedLog) this.resized.unobserve(this.observedLog);
-      if (log) this.resized.observe(log);
-      this.observedLog = log;
-    }
+    if (log && log !== this.observedLog) this.resized.observe(log);
+    this.observedLog = log;
     const messages = this.feedOf?.messages;
     if (messages !== this.shownMessages || (changed.has("active") && this.active)) {
       this.shownMessages = messages;
@@ -168,8 +162,7 @@ export class SaChatView extends LightElement {
     const messages = feed?.messages ?? [];
     const logged = messages.some((m) => m.source === ChatMessageSource.LOG);
     // Focusable: it scrolls, and its messages may hold nothing else a keyboard can reach.
-    // The log and its "new messages" button share a box, so the button floats over the log's bottom
-    // and never over what stands below it (the queue, the composer), whatever their height.
+    // The log shares a box with its "new messages" button: never over the queue or composer below.
     return html`<div class="chat-log-area"><div class="chat-log" role="log" tabindex="0" aria-label="Conversation with ${s.tmuxSession}"
         @scroll=${this.onScroll}>
         ${feed?.error ? html`<p class="chat-error" role="alert">${feed.error} <button @click=${() => feed.refresh(s.chatRevision, true)}>Try again</button></p>` : nothing}
@@ -291,7 +284,7 @@ export class SaChatView extends LightElement {
   };
 
   private scrollToEnd(): void {
-    const list = this.querySelector<HTMLElement>(".chat-log");
+    const list = this.chatLog();
     if (list) list.scrollTop = list.scrollHeight;
     this.following = true;
     this.unseenBelow = false;
