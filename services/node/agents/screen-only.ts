@@ -1,5 +1,8 @@
-import type { AgentContext, AgentSignals } from "./agent.js";
+import type { Cli } from "../../../gen/staragent/v1/session_pb.js";
+import { plainChatParser } from "../chat/plain-parser.js";
+import type { AgentContext, AgentModule, AgentSignals } from "./agent.js";
 import { processKey } from "./agent.js";
+import type { ProcessInfo } from "./process-table.js";
 
 /**
  * How recently the pane's window must have printed for a screen-only CLI to count as working. tmux
@@ -42,4 +45,25 @@ export function screenOnlySignals(context: AgentContext, label: string, now = Da
     lastActivity,
     detail: `${prefix}: quiet for ${ago} s`,
   };
+}
+
+/**
+ * What every screen-only CLI's module is besides its recognition: an agent looked for below the pane,
+ * adoptable, its chat the pane's text (the plain parser), its status `screenOnlySignals`. No prompt
+ * reader, history or interrupt keys: none is known from a run.
+ */
+export abstract class ScreenOnlyModule implements AgentModule {
+  abstract readonly cli: Cli;
+  abstract readonly name: string;
+  /** The CLI's name for people, in `status_detail`. */
+  protected abstract readonly label: string;
+  readonly scope = "tree";
+  readonly adoptable = true;
+  readonly chatParser = plainChatParser;
+
+  abstract recognises(process: ProcessInfo): boolean;
+
+  async observe(context: AgentContext): Promise<AgentSignals> {
+    return screenOnlySignals(context, this.label);
+  }
 }
