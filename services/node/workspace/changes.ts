@@ -171,7 +171,8 @@ function toFileChange(entry: StatusEntry, stat: NumstatEntry | undefined, prefix
   });
 }
 
-async function exists(path: string): Promise<boolean> {
+/** True when `path` exists (a link: when what it leads to does). */
+export async function exists(path: string): Promise<boolean> {
   return stat(path).then(
     () => true,
     () => false,

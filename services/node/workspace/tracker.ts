@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "../../common/log.js";
 import { PathWatcher } from "../status/path-watcher.js";
-import { findRepository, type RepositoryPlace, readStatus } from "./changes.js";
+import { exists, findRepository, type RepositoryPlace, readStatus } from "./changes.js";
 import { type GitRun, GitShell } from "./git.js";
 
 /** A change seen by a file watch is looked at after this quiet time, so a burst of writes costs one status. */
@@ -289,13 +289,6 @@ export class WorkspaceTracker {
     state.tree = { oid, folders };
     return folders;
   }
-}
-
-async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
 }
 
 function notARepository(err: unknown): null {
