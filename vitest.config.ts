@@ -15,6 +15,6 @@ export default defineConfig({
     expect: { poll: { timeout: 10_000 } },
     pool: "forks",
     maxWorkers: 2,
-    reporters: ["default"],
+    reporters: ["default", "./test/support/failure-summary.ts"],
   },
 });

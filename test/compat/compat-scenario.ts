@@ -199,7 +199,7 @@ export function defineCompatScenario(driver: CliDriver, extraSteps?: (facts: Sce
           .map((r) => `${r.method} ${r.path} ${((now - r.receivedAt) / 1000).toFixed(1)} s ago`);
         const got = newest.length > 0 ? newest.join("; ") : "none";
         throw new Error(`${(err as Error).message}
-the mock's newest requests: ${got}
+the mock's newest requests: ${got}; ${requireValue(mock).connectionNote()}
 ${await describeAll()}`);
       }
     };

@@ -68,6 +68,8 @@ export interface MockModelServer {
    * requests get the replies it queues; returns how many were dropped.
    */
   discardQueued(): number;
+  /** The mock's TCP connections so far, for a failure message (a request lost with its connection). */
+  connectionNote(): string;
   /** Stops listening and cuts every open response. */
   close(): Promise<void>;
 }
@@ -76,6 +78,12 @@ export interface MockModelServer {
 const UNSCRIPTED_TEXT = "(the compat mock had no scripted reply for this request)";
 /** Largest request body accepted: CLIs send the whole conversation and tool schemas each turn. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/**
+ * How long an idle keep-alive connection stays open. Node's default (5 s) is about the time between
+ * two turns of a step, and a client that sends a turn on a connection the server is closing at that
+ * moment loses the request (the keep-alive race); model APIs keep idle connections far longer.
+ */
+const KEEP_ALIVE_MS = 10 * 60_000;
 
 interface QueuedReply {
   readonly reply: ScriptedReply;
@@ -90,6 +98,7 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
   const unexpected: RecordedRequest[] = [];
   const queue: QueuedReply[] = [];
   const openResponses = new Set<ServerResponse>();
+  const connections = { opened: 0, open: 0, errored: 0 };
 
   const server = createServer((req, res) => {
     openResponses.add(res);
@@ -246,6 +255,15 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
     res.end(JSON.stringify({ error: { message: `the compat mock does not serve ${path}` } }));
   }
 
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.on("connection", (socket) => {
+    connections.opened++;
+    connections.open++;
+    socket.once("close", (hadError) => {
+      connections.open--;
+      if (hadError) connections.errored++;
+    });
+  });
   await new Promise<void>((resolveListen, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolveListen());
@@ -275,6 +293,9 @@ export async function startMockModelServer(options: MockModelServerOptions): Pro
     },
     discardQueued() {
       return queue.splice(0, queue.length).length;
+    },
+    connectionNote() {
+      return `${connections.opened} connections opened, ${connections.open} open, ${connections.errored} closed by an error`;
     },
     async close() {
       for (const res of openResponses) res.destroy();

@@ -15,6 +15,6 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 3,
     fileParallelism: true,
-    reporters: ["default"],
+    reporters: ["default", "../support/failure-summary.ts"],
   },
 });
