@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { getChanges, getFileDiff, readStatus } from "../services/node/workspace/changes.js";
+import { getChanges, getFileDiff, LineCounts, readStatus } from "../services/node/workspace/changes.js";
 import { GIT_NICENESS, runGit } from "../services/node/workspace/git.js";
 import { GIT_TEST_ENV } from "../test/support/git.js";
 import { childTicks, childTicksSince, cpuTicks, startAgentFleet } from "./agent-fleet.js";
@@ -131,10 +131,23 @@ async function calls(): Promise<void> {
       `load average at the start of the calls: ${(await import("node:fs")).readFileSync("/proc/loadavg", "utf8").trim()}`,
     );
     const changedPaths = changes.files.filter((f) => f.linesAdded > 0 && !f.path.startsWith("new-")).map((f) => f.path);
+    let rewrites = 0;
     const numstat = (paths: readonly string[]) =>
       runGit(repo, ["diff", "HEAD", "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv", "--", ...paths]);
     const rows: Array<[string, Awaited<ReturnType<typeof measure>>]> = [
+      // GetChanges of an unchanged repository: every line count remembered from the call before.
       ["GetChanges", await measure(() => getChanges(repo))],
+      // Nothing remembered: each call diffs all 40 changed tracked files (GetChanges before 2026-12-08).
+      ["GetChanges, no count remembered", await measure(() => getChanges(repo, undefined, runGit, new LineCounts()))],
+      // One changed file rewritten before each call: it alone is diffed again.
+      [
+        "GetChanges, one file rewritten each call",
+        await measure(async () => {
+          rewrites++;
+          await writeFile(join(repo, "src", "m0007", "f1.ts"), `export const changed = ${rewrites % 10};\n`);
+          return getChanges(repo);
+        }),
+      ],
       // GetChanges split: its status, then the line counts of the changed tracked paths only.
       ["part: git status (readStatus)", await measure(() => readStatus(repo))],
       [`part: numstat of ${changedPaths.length} changed paths`, await measure(() => numstat(changedPaths))],

@@ -82,13 +82,18 @@ export async function readStatus(cwd: string, signal?: AbortSignal, git: GitRun 
  * GetChanges of a session's folder: the repository it is in, its branch and upstream, and every
  * changed file under the folder (paths relative to it), with lines added and removed against HEAD.
  */
-export async function getChanges(cwd: string, signal?: AbortSignal, git: GitRun = runGit): Promise<GetChangesResponse> {
+export async function getChanges(
+  cwd: string,
+  signal?: AbortSignal,
+  git: GitRun = runGit,
+  remembered: LineCounts = lineCounts,
+): Promise<GetChangesResponse> {
   const place = await findRepository(cwd, git);
   const status = await readStatus(cwd, signal, git);
   const base = status.branch.oid === "" ? await emptyTree(place.top, git) : "HEAD";
   const entries = status.entries.slice(0, MAX_CHANGED_FILES);
   const [counts, merging, rebaseMerge, rebaseApply] = await Promise.all([
-    countChanges(place.top, base, entries, git, signal),
+    countChanges(place.top, base, entries, git, signal, remembered),
     exists(join(place.gitDir, "MERGE_HEAD")),
     exists(join(place.gitDir, "rebase-merge")),
     exists(join(place.gitDir, "rebase-apply")),
@@ -119,32 +124,100 @@ export async function getChanges(cwd: string, signal?: AbortSignal, git: GitRun 
   });
 }
 
+/** Line counts remembered (one per changed file of every repository this process looked at). */
+const MAX_REMEMBERED_COUNTS = 20_000;
+/**
+ * A file changed this recently is counted again at every call: a write within the file system's
+ * clock tick that kept the size would not change its modification time.
+ */
+const RACY_MS = 2_000;
+
+/**
+ * Line counts of changed files, each with what it was counted from: the status record's sides (modes
+ * and object ids of HEAD and the index) and the file's `lstat` (size, times, inode, mode). A count is
+ * used again only while both are the same, so a GetChanges of a repository where no file changed
+ * since the last one runs no diff at all. Least recently used first out past MAX_REMEMBERED_COUNTS.
+ */
+export class LineCounts {
+  private readonly counts = new Map<string, { readonly from: string; readonly stat: NumstatEntry }>();
+
+  get(key: string, from: string): NumstatEntry | undefined {
+    const known = this.counts.get(key);
+    if (known === undefined || known.from !== from) return undefined;
+    this.counts.delete(key);
+    this.counts.set(key, known);
+    return known.stat;
+  }
+
+  set(key: string, from: string, stat: NumstatEntry): void {
+    this.counts.delete(key);
+    this.counts.set(key, { from, stat });
+    if (this.counts.size > MAX_REMEMBERED_COUNTS) {
+      const oldest = this.counts.keys().next().value;
+      if (oldest !== undefined) this.counts.delete(oldest);
+    }
+  }
+}
+
+/** The process's line counts (GetChanges' default). */
+const lineCounts = new LineCounts();
+
+/** What a tracked entry's count depends on besides git's record: the file on disk ("" when racy). */
+async function countedFrom(top: string, entry: StatusEntry, now: number): Promise<string> {
+  if (entry.submodule) return "";
+  const info = await lstat(join(top, entry.path), { bigint: true }).catch(() => undefined);
+  if (info === undefined) return `${entry.sides}\0${entry.previousPath}\0absent`;
+  // Content writes set the modification time (a time set back changes the ctime, which is in the key).
+  if (now - Number(info.mtimeMs) < RACY_MS) return "";
+  return `${entry.sides}\0${entry.previousPath}\0${info.size}:${info.mtimeNs}:${info.ctimeNs}:${info.ino}:${info.mode}`;
+}
+
 /**
  * Lines added and removed against `base` of the tracked files `git status` named (untracked ones are
- * counted from disk), by their path from the top. The diff is limited to those paths (and a rename's
- * old path, so renames are still paired): a second scan of the whole work tree would cost as much as
- * the status itself on a large repository, for the same 50 files.
+ * counted from disk), by their path from the top. A file whose count `counts` holds from the same
+ * record and the same file on disk is not diffed again; the diff of the others is limited to their
+ * paths (and a rename's old path, so renames are still paired): a second scan of the whole work tree
+ * would cost as much as the status itself on a large repository, for the same 50 files, and even a
+ * path-limited diff reads the whole index (60 to 100 ms on a repository of 100 000 files).
  */
 async function countChanges(
   top: string,
   base: string,
   entries: readonly StatusEntry[],
   git: GitRun,
-  signal?: AbortSignal,
+  signal: AbortSignal | undefined,
+  counts: LineCounts,
 ): Promise<Map<string, NumstatEntry>> {
+  const tracked = entries.filter((e) => e.change !== ChangeKind.UNTRACKED);
+  const now = Date.now();
+  const froms = await Promise.all(tracked.map((e) => countedFrom(top, e, now)));
+  const known = new Map<string, NumstatEntry>();
   const paths = new Set<string>();
-  for (const entry of entries) {
-    if (entry.change === ChangeKind.UNTRACKED) continue;
+  const toRemember: { path: string; from: string }[] = [];
+  tracked.forEach((entry, i) => {
+    const from = froms[i] ?? "";
+    const stat = from === "" ? undefined : counts.get(`${top}\0${base}\0${entry.path}`, from);
+    if (stat !== undefined) {
+      known.set(entry.path, stat);
+      return;
+    }
     paths.add(entry.path);
     if (entry.previousPath !== "") paths.add(entry.previousPath);
-  }
-  if (paths.size === 0) return new Map();
+    if (from !== "") toRemember.push({ path: entry.path, from });
+  });
+  if (paths.size === 0) return known;
   const numstat = await git(
     top,
     ["diff", base, "--numstat", "-z", "-M", "--no-ext-diff", "--no-textconv", "--", ...paths],
     { signal },
   );
-  return parseNumstat(numstat.stdout.toString("utf8"));
+  const counted = parseNumstat(numstat.stdout.toString("utf8"));
+  for (const { path, from } of toRemember) {
+    const stat = counted.get(path);
+    if (stat !== undefined) counts.set(`${top}\0${base}\0${path}`, from, stat);
+  }
+  for (const [path, stat] of counted) known.set(path, stat);
+  return known;
 }
 
 /** A path relative to the repository's top made relative to the session's folder (`../` when outside). */

@@ -30,6 +30,12 @@ export interface StatusEntry {
   /** UNMERGED or UNTRACKED for record types `u` and `?`; otherwise the staged change, else the unstaged. */
   readonly change: ChangeKind;
   readonly submodule: boolean;
+  /**
+   * The record's fields between XY and the path (the submodule state, the modes and the object ids
+   * of HEAD's and the index's sides); "" for an untracked file. A line count taken while these and
+   * the file on disk are unchanged is still right.
+   */
+  readonly sides: string;
 }
 
 /** A parsed porcelain-v2 status. */
@@ -110,6 +116,7 @@ export function parsePorcelainV2(output: string): ParsedStatus {
           unstaged: ChangeKind.UNTRACKED,
           change: ChangeKind.UNTRACKED,
           submodule: path.endsWith("/"),
+          sides: "",
         });
       }
       continue;
@@ -130,7 +137,8 @@ export function parsePorcelainV2(output: string): ParsedStatus {
     const unstaged = kind === "u" ? ChangeKind.UNMERGED : letter(xy[1]);
     const change =
       kind === "u" ? ChangeKind.UNMERGED : staged !== ChangeKind.UNSPECIFIED ? staged : unstaged || ChangeKind.MODIFIED;
-    entries.push({ path, previousPath, staged, unstaged, change, submodule: sub.startsWith("S") });
+    const sides = record.slice(5, record.length - path.length - 1);
+    entries.push({ path, previousPath, staged, unstaged, change, submodule: sub.startsWith("S"), sides });
   }
   return { branch: { oid, head, upstream, ahead, behind }, entries };
 }
