@@ -88,8 +88,12 @@ export async function getChanges(
   git: GitRun = runGit,
   remembered: LineCounts = lineCounts,
 ): Promise<GetChangesResponse> {
+  // The status needs only the folder: it runs beside the repository's lookup, not after it.
+  // In a folder that is no repository both fail; the lookup's error is the one that says so.
+  const statusRead = readStatus(cwd, signal, git);
+  statusRead.catch(() => undefined);
   const place = await findRepository(cwd, git);
-  const status = await readStatus(cwd, signal, git);
+  const status = await statusRead;
   const base = status.branch.oid === "" ? await emptyTree(place.top, git) : "HEAD";
   const entries = status.entries.slice(0, MAX_CHANGED_FILES);
   const [counts, merging, rebaseMerge, rebaseApply] = await Promise.all([
