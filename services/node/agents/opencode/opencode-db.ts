@@ -15,6 +15,37 @@ const REJECTED = /\brejected permission\b/i;
 const MAX_CACHED_ANSWERS = 16 * 64;
 /** Root sessions of one folder considered as a pane's own (the most recently updated). */
 const MAX_CANDIDATE_SESSIONS = 16;
+/**
+ * How long an answer kept because its session's version (SESSION_VERSION) did not change is trusted
+ * without asking again: two writes of one row within one millisecond leave the version as it was.
+ */
+const VERSION_TRUSTED_MS = 10_000;
+/**
+ * What every per-session answer reads, cheaply, as one string: the session's message count (an
+ * index-only count), its RECENT_MESSAGES newest messages with their update times, the count and
+ * update times of those messages' parts, and the session row's update and compaction times. The
+ * turn, the prompt and the newest usage come from those rows; the usage sums from all messages,
+ * whose count is here (an old message's tokens are not rewritten). Reading it costs the same in a
+ * long conversation as in a short one.
+ */
+const SESSION_VERSION = `SELECT
+  (SELECT count(*) FROM message WHERE session_id = @id) || ':' ||
+  ifnull((SELECT group_concat(id || '@' || time_updated) FROM (SELECT id, time_updated FROM message
+    WHERE session_id = @id ORDER BY time_created DESC, id DESC LIMIT ${RECENT_MESSAGES})), '') || ':' ||
+  ifnull((SELECT count(*) || '@' || total(time_updated) FROM part WHERE message_id IN (SELECT id FROM message
+    WHERE session_id = @id ORDER BY time_created DESC, id DESC LIMIT ${RECENT_MESSAGES})), '') || ':' ||
+  ifnull((SELECT ifnull(time_updated, '') || '@' || ifnull(time_compacting, '') FROM session WHERE id = @id), '')
+  AS version`;
+
+/** One remembered answer: the database stamp and session version it was read at. */
+interface CachedAnswer {
+  stamp: string;
+  readonly value: unknown;
+  readonly version: string | undefined;
+  readonly queriedAt: number;
+  /** False once kept past a stamp change on an unchanged version (trusted for VERSION_TRUSTED_MS). */
+  verified: boolean;
+}
 
 /** opencode's database of a process: `$XDG_DATA_HOME/opencode/opencode.db`, else under `$HOME/.local/share`. */
 export function opencodeDbPath(env: Readonly<Record<string, string | undefined>>): string {
@@ -60,7 +91,9 @@ export const NO_OPENCODE_SESSION: OpencodeTurnState = {
  */
 export class OpencodeDb {
   private readonly connections = new OpencodeConnections();
-  private readonly cache = new Map<string, { stamp: string; value: unknown }>();
+  private readonly cache = new Map<string, CachedAnswer>();
+  /** Per database and session, its version at one stamp: the answers of one look share it. */
+  private readonly versions = new Map<string, { readonly stamp: string; readonly version: string | undefined }>();
   /** Per database, its state being read: the sessions of one look that share a database share it. */
   private readonly states = new Map<string, ReturnType<typeof databaseState>>();
 
@@ -74,22 +107,32 @@ export class OpencodeDb {
    * opencode TUIs in one folder: asked only while instances share a folder.
    */
   async newestPrompt(path: string, sessionId: string): Promise<string | undefined> {
-    return this.cached(path, `prompt\0${sessionId}`, (db) => newestPrompt(db, sessionId));
+    return this.cached(path, `prompt\0${sessionId}`, (db) => newestPrompt(db, sessionId), sessionId);
   }
 
   /** The turn state of session `sessionId`; undefined when there is no database. */
   async readSession(path: string, sessionId: string): Promise<OpencodeTurnState | undefined> {
-    return this.cached(path, `turn\0${sessionId}`, (db) => queryTurn(db, sessionId));
+    return this.cached(path, `turn\0${sessionId}`, (db) => queryTurn(db, sessionId), sessionId);
   }
 
   /** The usage of session `sessionId` (undefined when there is no database or no reply yet). */
   async readUsage(path: string, sessionId: string): Promise<UsageReading | undefined> {
-    const usage = await this.cached(path, `usage\0${sessionId}`, (db) => queryUsage(db, sessionId) ?? null);
+    const usage = await this.cached(path, `usage\0${sessionId}`, (db) => queryUsage(db, sessionId) ?? null, sessionId);
     return usage ?? undefined;
   }
 
-  /** Runs `query` unless the database and its WAL are unchanged since it last ran for `key`. */
-  private async cached<T>(path: string, key: string, query: (db: Database.Database) => T): Promise<T | undefined> {
+  /**
+   * Runs `query` unless the database and its WAL are unchanged since it last ran for `key`, or, for an
+   * answer about session `sessionId`, unless that session's version is: one opencode database holds
+   * every session of the user, so a write of one would otherwise have every other session's answers
+   * read again.
+   */
+  private async cached<T>(
+    path: string,
+    key: string,
+    query: (db: Database.Database) => T,
+    sessionId?: string,
+  ): Promise<T | undefined> {
     const state = await this.state(path);
     if (!state) {
       this.connections.forget(path);
@@ -98,8 +141,16 @@ export class OpencodeDb {
     const { stamp } = state;
     const cacheKey = `${path}\0${key}`;
     const cached = this.cache.get(cacheKey);
-    if (cached?.stamp === stamp) return cached.value as T;
+    const now = Date.now();
+    const trusted = cached !== undefined && now - cached.queriedAt < VERSION_TRUSTED_MS;
+    if (cached?.stamp === stamp && (cached.verified || trusted)) return cached.value as T;
     const db = this.connections.get(path, state.ino);
+    const version = sessionId === undefined ? undefined : this.sessionVersion(db, path, sessionId, stamp);
+    if (cached && trusted && version !== undefined && version === cached.version) {
+      cached.stamp = stamp;
+      cached.verified = false;
+      return cached.value as T;
+    }
     let value: T;
     try {
       value = query(db);
@@ -109,12 +160,35 @@ export class OpencodeDb {
       throw err;
     }
     this.cache.delete(cacheKey);
-    this.cache.set(cacheKey, { stamp, value });
+    this.cache.set(cacheKey, { stamp, value, version, queriedAt: now, verified: true });
     if (this.cache.size > MAX_CACHED_ANSWERS) {
       const oldest = this.cache.keys().next().value;
       if (oldest !== undefined) this.cache.delete(oldest);
     }
     return value;
+  }
+
+  /** Session `sessionId`'s version (SESSION_VERSION) at `stamp`; undefined when it cannot be read. */
+  private sessionVersion(db: Database.Database, path: string, sessionId: string, stamp: string): string | undefined {
+    const key = `${path}\0${sessionId}`;
+    const known = this.versions.get(key);
+    if (known?.stamp === stamp) return known.version;
+    let version: string | undefined;
+    try {
+      version =
+        (prepared(db, SESSION_VERSION).get({ id: sessionId }) as { version: string | null } | undefined)?.version ??
+        undefined;
+    } catch {
+      // Locked or an older schema: the answers are read in full.
+      version = undefined;
+    }
+    this.versions.delete(key);
+    this.versions.set(key, { stamp, version });
+    if (this.versions.size > MAX_CACHED_ANSWERS) {
+      const oldest = this.versions.keys().next().value;
+      if (oldest !== undefined) this.versions.delete(oldest);
+    }
+    return version;
   }
 
   /** The database's state, read once for every caller while a read of it is in flight. */
