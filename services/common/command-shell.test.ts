@@ -62,4 +62,24 @@ describe("CommandShell", () => {
       shell.close();
     }
   });
+
+  it("ends the shell, not the process, when reading its output fails, and runs the next command in another", async () => {
+    const shell = new CommandShell(process.env);
+    try {
+      await shell.run(["true"], LIMITS);
+      const first = shell.pid;
+      const running = shell.run(["sleep", "5"], LIMITS);
+      // The shell's output stream as a reset socket leaves it (the stream is the shell's own: reached
+      // through the private field, as nothing outside may touch it).
+      const child = (shell as unknown as { shell: { stdout: NodeJS.ReadableStream & { destroy(e: Error): void } } })
+        .shell;
+      child.stdout.destroy(Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" }));
+      await expect(running).rejects.toMatchObject({ reason: "ended", message: expect.stringContaining("ECONNRESET") });
+      const next = await shell.run(["echo", "again"], LIMITS);
+      expect(next.stdout.toString("utf8")).toBe("again\n");
+      expect(shell.pid).not.toBe(first);
+    } finally {
+      shell.close();
+    }
+  });
 });

@@ -155,6 +155,17 @@ export class CommandShell {
       this.ended(shell, new ShellRunError(`the command shell ended (${signal ?? code})`, "ended")),
     );
     shell.stdin.on("error", () => {});
+    // A read that fails (a reset socket) ends this shell like its exit would: without a listener the
+    // stream's error would end the whole server.
+    for (const [name, stream] of [
+      ["output", shell.stdout],
+      ["error output", shell.stderr],
+    ] as const) {
+      stream.on("error", (err) => {
+        if (shell === this.shell) this.kill();
+        this.ended(shell, new ShellRunError(`the command shell's ${name} failed: ${err.message}`, "ended"));
+      });
+    }
     shell.stdout.on("data", (chunk: Buffer) => this.onOutput(shell, chunk));
     shell.stderr.on("data", (chunk: Buffer) => this.onError(shell, chunk));
     // A server that is otherwise done does not wait for its shell.

@@ -142,12 +142,26 @@ export class TmuxClient {
         else out.push(chunk);
       });
       child.stderr?.on("data", (chunk: Buffer) => err.push(chunk));
+      // A failed read of its output (a reset socket) fails the command; without a listener it would
+      // end the server.
+      let streamError: Error | undefined;
+      for (const stream of [child.stdout, child.stderr]) {
+        stream?.on("error", (e) => {
+          streamError ??= e;
+          child.kill("SIGKILL");
+        });
+      }
       child.on("error", (e) => {
         // With a cwd, a failed spawn is usually that folder (gone or not enterable), not tmux.
         const what = cwd === undefined ? `cannot run ${this.tmuxPath}` : `cannot run ${this.tmuxPath} in ${cwd}`;
         reject(new TmuxError(`${what}: ${e.message}`, e.message, null));
       });
       child.on("close", (code, signal) => {
+        if (streamError) {
+          const why = `the output of ${this.tmuxPath} could not be read: ${streamError.message}`;
+          reject(new TmuxError(why, streamError.message, null));
+          return;
+        }
         resolve({
           stdout: Buffer.concat(out).toString("utf8"),
           stderr: Buffer.concat(err).toString("utf8").trim(),

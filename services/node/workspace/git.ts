@@ -108,6 +108,15 @@ export function runGit(cwd: string, args: readonly string[], options: GitOptions
     child.stderr.on("data", (chunk: Buffer) => {
       if (stderr.length < 4096) stderr += chunk.toString("utf8");
     });
+    // A failed read of its output (a reset socket) fails the call; without a listener it would end the
+    // server.
+    let streamError: Error | undefined;
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.on("error", (err) => {
+        streamError ??= err;
+        child.kill("SIGKILL");
+      });
+    }
     child.on("error", (err) => {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
@@ -128,6 +137,15 @@ export function runGit(cwd: string, args: readonly string[], options: GitOptions
       }
       if (options.signal?.aborted) {
         reject(new ConnectError("the caller went away", Code.Canceled));
+        return;
+      }
+      if (streamError) {
+        reject(
+          new ConnectError(
+            `git ${args[0] ?? ""}: its output could not be read (${streamError.message})`,
+            Code.Unavailable,
+          ),
+        );
         return;
       }
       try {
