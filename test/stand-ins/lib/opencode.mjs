@@ -14,6 +14,7 @@ const MODEL = "mock-model";
 const MODEL_NAME = "Mock model";
 const PROVIDER = "mock";
 
+/** opencode 1.18's tables and indexes (those its own queries and StarAgent's readers use). */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT, slug TEXT,
   directory TEXT NOT NULL, title TEXT, version TEXT, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL,
@@ -22,8 +23,9 @@ CREATE TABLE IF NOT EXISTS message (id TEXT PRIMARY KEY, session_id TEXT NOT NUL
   time_updated INTEGER NOT NULL, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL,
   time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS message_session_idx ON message (session_id);
-CREATE INDEX IF NOT EXISTS part_message_idx ON part (message_id);
+CREATE INDEX IF NOT EXISTS message_session_time_created_id_idx ON message (session_id, time_created, id);
+CREATE INDEX IF NOT EXISTS part_message_id_id_idx ON part (message_id, id);
+CREATE INDEX IF NOT EXISTS part_session_idx ON part (session_id);
 `;
 
 let counter = 0;

@@ -28,12 +28,11 @@ const VERSION_TRUSTED_MS = 10_000;
  * whose count is here (an old message's tokens are not rewritten). Reading it costs the same in a
  * long conversation as in a short one.
  */
-const SESSION_VERSION = `SELECT
-  (SELECT count(*) FROM message WHERE session_id = @id) || ':' ||
-  ifnull((SELECT group_concat(id || '@' || time_updated) FROM (SELECT id, time_updated FROM message
-    WHERE session_id = @id ORDER BY time_created DESC, id DESC LIMIT ${RECENT_MESSAGES})), '') || ':' ||
-  ifnull((SELECT count(*) || '@' || total(time_updated) FROM part WHERE message_id IN (SELECT id FROM message
-    WHERE session_id = @id ORDER BY time_created DESC, id DESC LIMIT ${RECENT_MESSAGES})), '') || ':' ||
+const SESSION_VERSION = `WITH recent AS (SELECT id, time_updated FROM message WHERE session_id = @id
+    ORDER BY time_created DESC, id DESC LIMIT ${RECENT_MESSAGES})
+  SELECT (SELECT count(*) FROM message WHERE session_id = @id) || ':' ||
+  ifnull((SELECT group_concat(id || '@' || time_updated) FROM recent), '') || ':' ||
+  ifnull((SELECT count(*) || '@' || total(time_updated) FROM part WHERE message_id IN (SELECT id FROM recent)), '') || ':' ||
   ifnull((SELECT ifnull(time_updated, '') || '@' || ifnull(time_compacting, '') FROM session WHERE id = @id), '')
   AS version`;
 
