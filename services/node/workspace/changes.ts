@@ -89,11 +89,10 @@ export async function getChanges(
   remembered: LineCounts = lineCounts,
 ): Promise<GetChangesResponse> {
   // The status needs only the folder: it runs beside the repository's lookup, not after it.
-  // In a folder that is no repository both fail; the lookup's error is the one that says so.
-  const statusRead = readStatus(cwd, signal, git);
-  statusRead.catch(() => undefined);
+  // One git at a time: the status beside the lookup showed longer event-loop delays and no clear
+  // gain in time (docs/benchmarks.md, "Line counts remembered").
   const place = await findRepository(cwd, git);
-  const status = await statusRead;
+  const status = await readStatus(cwd, signal, git);
   const base = status.branch.oid === "" ? await emptyTree(place.top, git) : "HEAD";
   const entries = status.entries.slice(0, MAX_CHANGED_FILES);
   const [counts, merging, rebaseMerge, rebaseApply] = await Promise.all([
