@@ -12,6 +12,7 @@ import {
   type GetFileDiffResponse,
   GetFileDiffResponseSchema,
 } from "../../../gen/staragent/v1/workspace_service_pb.js";
+import { BoundedMap } from "../../common/bounded-map.js";
 import { confine, looksSecret } from "./confine.js";
 import { GitError, type GitRun, runGit } from "./git.js";
 import { type NumstatEntry, parseNumstat, parsePorcelainV2, type StatusEntry } from "./porcelain.js";
@@ -142,23 +143,19 @@ const RACY_MS = 2_000;
  * since the last one runs no diff at all. Least recently used first out past MAX_REMEMBERED_COUNTS.
  */
 export class LineCounts {
-  private readonly counts = new Map<string, { readonly from: string; readonly stat: NumstatEntry }>();
+  private readonly counts = new BoundedMap<string, { readonly from: string; readonly stat: NumstatEntry }>(
+    MAX_REMEMBERED_COUNTS,
+  );
 
   get(key: string, from: string): NumstatEntry | undefined {
     const known = this.counts.get(key);
     if (known === undefined || known.from !== from) return undefined;
-    this.counts.delete(key);
     this.counts.set(key, known);
     return known.stat;
   }
 
   set(key: string, from: string, stat: NumstatEntry): void {
-    this.counts.delete(key);
     this.counts.set(key, { from, stat });
-    if (this.counts.size > MAX_REMEMBERED_COUNTS) {
-      const oldest = this.counts.keys().next().value;
-      if (oldest !== undefined) this.counts.delete(oldest);
-    }
   }
 }
 

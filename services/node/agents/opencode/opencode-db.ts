@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type Database from "better-sqlite3";
+import { BoundedMap } from "../../../common/bounded-map.js";
 import { parseRecord } from "../log-follower.js";
 import { objectField, stringField } from "../record-fields.js";
 import type { UsageReading } from "../usage/usage.js";
@@ -90,9 +91,11 @@ export const NO_OPENCODE_SESSION: OpencodeTurnState = {
  */
 export class OpencodeDb {
   private readonly connections = new OpencodeConnections();
-  private readonly cache = new Map<string, CachedAnswer>();
+  private readonly cache = new BoundedMap<string, CachedAnswer>(MAX_CACHED_ANSWERS);
   /** Per database and session, its version at one stamp: the answers of one look share it. */
-  private readonly versions = new Map<string, { readonly stamp: string; readonly version: string | undefined }>();
+  private readonly versions = new BoundedMap<string, { readonly stamp: string; readonly version: string | undefined }>(
+    MAX_CACHED_ANSWERS,
+  );
   /** Per database, its state being read: the sessions of one look that share a database share it. */
   private readonly states = new Map<string, ReturnType<typeof databaseState>>();
 
@@ -158,12 +161,7 @@ export class OpencodeDb {
       if (cached) return cached.value as T;
       throw err;
     }
-    this.cache.delete(cacheKey);
     this.cache.set(cacheKey, { stamp, value, version, queriedAt: now, verified: true });
-    if (this.cache.size > MAX_CACHED_ANSWERS) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
     return value;
   }
 
@@ -181,12 +179,7 @@ export class OpencodeDb {
       // Locked or an older schema: the answers are read in full.
       version = undefined;
     }
-    this.versions.delete(key);
     this.versions.set(key, { stamp, version });
-    if (this.versions.size > MAX_CACHED_ANSWERS) {
-      const oldest = this.versions.keys().next().value;
-      if (oldest !== undefined) this.versions.delete(oldest);
-    }
     return version;
   }
 
